@@ -1,0 +1,125 @@
+"""Scenario sets as the harness sees them: loading, checking, and blind copies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interop.jsonvalue import JsonError, dumps_canonical, load_file
+
+ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
+
+
+class ScenarioError(ValueError):
+    """A scenario file is unusable; the message names the file and scenario."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    request: dict[str, Any]
+    response: Any
+    expected: dict[str, Any] | None
+    expect_error: bool
+    host_expected: dict[str, Any] | None
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ScenarioSet:
+    """One scenario file under a short name (`core`, `upstream`, ...)."""
+
+    name: str
+    path: Path
+    scenarios: tuple[Scenario, ...]
+    document: dict[str, Any]
+
+    @property
+    def ids(self) -> list[str]:
+        return [s.id for s in self.scenarios]
+
+    def by_id(self) -> dict[str, Scenario]:
+        return {s.id: s for s in self.scenarios}
+
+    def blind_document(self) -> dict[str, Any]:
+        """The file without answers: what a blind client receives."""
+        scenarios = [
+            {k: v for k, v in s.raw.items() if k not in ANSWER_KEYS} for s in self.scenarios
+        ]
+        return {**self.document, "scenarios": scenarios}
+
+    def write_blind(self, path: Path) -> Path:
+        path.write_text(dumps_canonical(self.blind_document()), encoding="utf-8")
+        return path
+
+
+def set_name(path: Path) -> str:
+    """`scenarios/core.json` is `core`; `scenarios/upstream/scenarios.json` is `upstream`."""
+    return path.parent.name if path.stem == "scenarios" else path.stem
+
+
+def _scenario(path: Path, index: int, raw: Any) -> Scenario:
+    where = f"{path}: scenarios[{index}]"
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: a scenario must be an object")
+    sid = raw.get("id")
+    if not isinstance(sid, str) or not sid:
+        raise ScenarioError(f"{where}: 'id' must be a non-empty string")
+    where = f"{path}: scenario {sid!r}"
+    request = raw.get("request")
+    if not isinstance(request, dict):
+        raise ScenarioError(f"{where}: 'request' must be an object")
+    if "response" not in raw:
+        raise ScenarioError(f"{where}: missing 'response'")
+    event = request.get("params", {}).get("event", {}) if isinstance(request.get("params"), dict) else {}
+    if request.get("id") != sid or not isinstance(event, dict) or event.get("id") != sid:
+        raise ScenarioError(f"{where}: request.id and request.params.event.id must equal the id")
+    expected = raw.get("expected")
+    expect_error = raw.get("expectError", False)
+    if expect_error not in (True, False):
+        raise ScenarioError(f"{where}: 'expectError' must be a boolean")
+    if (expected is None) == (expect_error is False):
+        raise ScenarioError(f"{where}: exactly one of 'expected' and 'expectError: true' is required")
+    if expected is not None and not isinstance(expected, dict):
+        raise ScenarioError(f"{where}: 'expected' must be an object")
+    host_expected = raw.get("hostExpected")
+    if host_expected is not None and (not expect_error or not isinstance(host_expected, dict)):
+        raise ScenarioError(f"{where}: 'hostExpected' must be an object beside 'expectError: true'")
+    return Scenario(
+        id=sid,
+        request=request,
+        response=raw["response"],
+        expected=expected,
+        expect_error=bool(expect_error),
+        host_expected=host_expected,
+        raw=raw,
+    )
+
+
+def load_set(path: Path, name: str | None = None) -> ScenarioSet:
+    try:
+        document = load_file(path)
+    except JsonError as exc:
+        raise ScenarioError(str(exc)) from None
+    if not isinstance(document, dict) or document.get("version") != 1:
+        raise ScenarioError(f"{path}: expected an object with 'version': 1")
+    raw_scenarios = document.get("scenarios")
+    if not isinstance(raw_scenarios, list) or not raw_scenarios:
+        raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
+    scenarios = tuple(_scenario(path, i, raw) for i, raw in enumerate(raw_scenarios))
+    seen: set[str] = set()
+    for scenario in scenarios:
+        if scenario.id in seen:
+            raise ScenarioError(f"{path}: duplicate scenario id {scenario.id!r}")
+        seen.add(scenario.id)
+    return ScenarioSet(name=name or set_name(path), path=path.resolve(), scenarios=scenarios, document=document)
+
+
+def load_sets(paths: list[Path]) -> list[ScenarioSet]:
+    sets = [load_set(p) for p in paths]
+    names = [s.name for s in sets]
+    for name in names:
+        if names.count(name) > 1:
+            raise ScenarioError(f"two scenario files share the set name {name!r}: rename one")
+    return sets

@@ -1,0 +1,16 @@
+"""One module per suite, each on the shared machinery in `interop.runtime`.
+
+A suite says which scenario sets it runs by default, how combinations group
+into jobs (jobs run in parallel; combinations inside a job run in order), and
+how one job runs. Suites yet to come: lifecycle, catalogue, auth, isolation,
+elicitation, compaction.
+"""
+
+from __future__ import annotations
+
+from interop.suites.base import Suite
+from interop.suites.core import CoreSuite
+
+SUITES: dict[str, type[Suite]] = {"core": CoreSuite}
+
+__all__ = ["SUITES", "Suite"]

@@ -1,0 +1,335 @@
+"""Per-run synthetic trust: a PKI, signed tokens and an OAuth issuer on loopback.
+
+Everything is generated fresh in a private temporary directory when the run
+starts and deleted when it ends. Nothing here is a production trust stack:
+it exists so that every adapter performs real TLS handshakes with strict X.509
+verification on, and verifies real signed tokens with a public key only.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import ipaddress
+import json
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, hmac, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from interop.redact import Redactor
+
+CLOCK = 1_893_456_000  # 2030-01-01T00:00:00Z: the fixed verification time of every token
+ISSUER = "urn:ahp-interop:issuer"
+AUDIENCE = "urn:ahp-interop:backend"
+CLIENT_ID = "ahp-interop-client"
+AUTH_MODES = ("none", "bearer", "oauth", "mtls", "workload")
+TOKEN_LIFETIME = 3600
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _jwt_input(alg: str, claims: dict[str, Any]) -> bytes:
+    header = {"alg": alg, "typ": "JWT"}
+    parts = [json.dumps(p, separators=(",", ":")).encode() for p in (header, claims)]
+    return (_b64url(parts[0]) + "." + _b64url(parts[1])).encode("ascii")
+
+
+def sign_es256(key: ec.EllipticCurvePrivateKey, claims: dict[str, Any]) -> str:
+    """A compact JWS with ES256 (raw r||s signature, per RFC 7518)."""
+    signing_input = _jwt_input("ES256", claims)
+    r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+    signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    return signing_input.decode("ascii") + "." + _b64url(signature)
+
+
+def sign_hs256(secret: str, claims: dict[str, Any]) -> str:
+    """A compact JWS with HS256 (the upstream `compat` wire)."""
+    signing_input = _jwt_input("HS256", claims)
+    mac = hmac.HMAC(secret.encode(), hashes.SHA256())
+    mac.update(signing_input)
+    return signing_input.decode("ascii") + "." + _b64url(mac.finalize())
+
+
+def standard_claims(purpose: str) -> dict[str, Any]:
+    return {
+        "iss": ISSUER,
+        "sub": CLIENT_ID,
+        "aud": AUDIENCE,
+        "purpose": purpose,
+        "iat": CLOCK,
+        "exp": CLOCK + TOKEN_LIFETIME,
+    }
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "AHP Interop Matrix (test only)"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
+
+
+def _validity() -> tuple[dt.datetime, dt.datetime]:
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return now - dt.timedelta(hours=1), now + dt.timedelta(days=2)
+
+
+@dataclass
+class Authority:
+    """A root CA that issues leaf certificates."""
+
+    key: ec.EllipticCurvePrivateKey
+    certificate: x509.Certificate
+
+    @classmethod
+    def create(cls, common_name: str) -> Authority:
+        key = ec.generate_private_key(ec.SECP256R1())
+        not_before, not_after = _validity()
+        public = key.public_key()
+        certificate = (
+            x509.CertificateBuilder()
+            .subject_name(_name(common_name))
+            .issuer_name(_name(common_name))
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(not_before)
+            .not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+            .sign(key, hashes.SHA256())
+        )
+        return cls(key=key, certificate=certificate)
+
+    def issue(
+        self, common_name: str, *, server: bool
+    ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        not_before, not_after = _validity()
+        usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(_name(common_name))
+            .issuer_name(self.certificate.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(not_before)
+            .not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()),
+                critical=False,
+            )
+        )
+        if server:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName(
+                    [
+                        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                        x509.DNSName("localhost"),
+                    ]
+                ),
+                critical=False,
+            )
+        return key, builder.sign(self.key, hashes.SHA256())
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def _pem_public(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def _pem_cert(certificate: x509.Certificate) -> bytes:
+    return certificate.public_bytes(serialization.Encoding.PEM)
+
+
+@dataclass
+class Trust:
+    """The run's trust material on disk (paths) and in memory (secrets).
+
+    Files: `ca.pem`, `server.pem`/`server-key.pem`, `client.pem`/`client-key.pem`,
+    `untrusted-client.pem`/`untrusted-client-key.pem` (from a second CA),
+    `oauth-public.pem`, `workload-public.pem`.
+    """
+
+    directory: Path
+    bearer_token: str
+    client_secret: str
+    oauth_key: ec.EllipticCurvePrivateKey
+    workload_key: ec.EllipticCurvePrivateKey
+    compat_secrets: dict[str, str]
+    redactor: Redactor
+    issuer_endpoints: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, redactor: Redactor, parent: Path | None = None) -> Trust:
+        directory = Path(tempfile.mkdtemp(prefix="ahp-trust-", dir=parent))
+        directory.chmod(0o700)
+        authority = Authority.create("AHP Interop Run CA")
+        stranger = Authority.create("AHP Interop Untrusted CA")
+        files: dict[str, bytes] = {"ca.pem": _pem_cert(authority.certificate)}
+        for name, issuer, is_server in (
+            ("server", authority, True),
+            ("client", authority, False),
+            ("untrusted-client", stranger, False),
+        ):
+            key, certificate = issuer.issue(f"ahp-interop-{name}", server=is_server)
+            files[f"{name}.pem"] = _pem_cert(certificate)
+            files[f"{name}-key.pem"] = _pem_key(key)
+        oauth_key = ec.generate_private_key(ec.SECP256R1())
+        workload_key = ec.generate_private_key(ec.SECP256R1())
+        files["oauth-public.pem"] = _pem_public(oauth_key)
+        files["workload-public.pem"] = _pem_public(workload_key)
+        for name, data in files.items():
+            path = directory / name
+            path.write_bytes(data)
+            path.chmod(0o600)
+        trust = cls(
+            directory=directory,
+            bearer_token="ahp-bearer-" + secrets.token_urlsafe(24),
+            client_secret="ahp-secret-" + secrets.token_urlsafe(24),
+            oauth_key=oauth_key,
+            workload_key=workload_key,
+            compat_secrets={p: "ahp-hs256-" + secrets.token_urlsafe(24) for p in ("oauth", "workload")},
+            redactor=redactor,
+        )
+        for secret in (trust.bearer_token, trust.client_secret, *trust.compat_secrets.values()):
+            redactor.add(secret)
+        for name in ("server-key.pem", "client-key.pem", "untrusted-client-key.pem"):
+            for line in files[name].decode().splitlines():
+                if len(line) >= 32 and not line.startswith("-----"):
+                    redactor.add(line)
+        return trust
+
+    def path(self, name: str) -> str:
+        return str(self.directory / name)
+
+    def token(self, purpose: str, profile: str) -> str:
+        """A signed token for `purpose` (`oauth` or `workload`) under `profile`."""
+        claims = standard_claims(purpose)
+        if profile == "compat":
+            value = sign_hs256(self.compat_secrets[purpose], claims)
+        else:
+            key = self.oauth_key if purpose == "oauth" else self.workload_key
+            value = sign_es256(key, claims)
+        self.redactor.add(value)
+        return value
+
+    def destroy(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    # -- adapter configuration -------------------------------------------------
+
+    def server_auth(self, mode: str, profile: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The `auth` block and the `tls` block (or None) of a server config."""
+        auth: dict[str, Any] = {"mode": mode, "profile": profile}
+        tls = self._server_tls(mode, profile)
+        if mode == "bearer":
+            auth["token"] = self.bearer_token
+        elif mode in ("oauth", "workload"):
+            auth.update(issuer=ISSUER, audience=AUDIENCE, purpose=mode, clock=CLOCK)
+            if profile == "compat":
+                auth["signingKey"] = self.compat_secrets[mode]
+            else:
+                auth["publicKeyFile"] = self.path(f"{mode}-public.pem")
+        elif mode == "mtls" and profile == "compat":
+            auth.update(
+                caFile=self.path("ca.pem"),
+                certFile=self.path("server.pem"),
+                keyFile=self.path("server-key.pem"),
+            )
+        return auth, tls
+
+    def client_auth(self, mode: str, profile: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The `auth` block and the `tls` block (or None) of a client config."""
+        auth: dict[str, Any] = {"mode": mode, "profile": profile}
+        tls: dict[str, Any] | None = None
+        if profile == "strict" and mode != "none":
+            tls = {"caFile": self.path("ca.pem")}
+            if mode == "mtls":
+                tls.update(certFile=self.path("client.pem"), keyFile=self.path("client-key.pem"))
+        if mode == "bearer":
+            auth["token"] = self.bearer_token
+        elif mode == "oauth":
+            auth.update(
+                tokenEndpoint=self.issuer_endpoints[profile],
+                clientId=CLIENT_ID,
+                clientSecret=self.client_secret,
+                audience=AUDIENCE,
+            )
+        elif mode == "workload":
+            auth["assertion"] = self.token("workload", profile)
+        elif mode == "mtls" and profile == "compat":
+            auth.update(
+                caFile=self.path("ca.pem"),
+                certFile=self.path("client.pem"),
+                keyFile=self.path("client-key.pem"),
+            )
+        return auth, tls
+
+    def _server_tls(self, mode: str, profile: str) -> dict[str, Any] | None:
+        if profile != "strict" or mode == "none":
+            return None
+        tls: dict[str, Any] = {
+            "certFile": self.path("server.pem"),
+            "keyFile": self.path("server-key.pem"),
+        }
+        if mode == "mtls":
+            tls["clientCaFile"] = self.path("ca.pem")
+        return tls
+
+    @staticmethod
+    def uses_tls(mode: str, profile: str) -> bool:
+        return mode == "mtls" or (profile == "strict" and mode != "none")

@@ -1,0 +1,101 @@
+"""Entry points of the AHP Interop Matrix.
+
+Every session is usable on its own and reuses its environment: the pinned
+requirements are installed only when `requirements.lock` or `pyproject.toml`
+changed since the last install (a stamp in the environment records their hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["tests"]
+PYTHON = "3.11"
+
+
+def _install(session: nox.Session) -> None:
+    """Install the harness and its pinned dependencies, once per lock change."""
+    digest = hashlib.sha256()
+    for name in ("requirements.lock", "pyproject.toml"):
+        digest.update((ROOT / name).read_bytes())
+    stamp = Path(session.virtualenv.location) / ".ahp-install-stamp"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    session.install("--require-hashes", "-r", str(ROOT / "requirements.lock"))
+    session.install("--no-deps", "-e", str(ROOT))
+    stamp.write_text(digest.hexdigest())
+
+
+def _build_adapters(session: nox.Session) -> None:
+    session.run("python", "-m", "interop", "build")
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build every adapter (incremental: a second run with no change does nothing)."""
+    _install(session)
+    session.run("python", "-m", "interop", "build", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def matrix(session: nox.Session) -> None:
+    """Build, then run the suites; arguments after `--` go to `python -m interop matrix`."""
+    _install(session)
+    _build_adapters(session)
+    session.run("python", "-m", "interop", "matrix", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def schemas(session: nox.Session) -> None:
+    """Check the canonical schemas against the upstream golden fixtures."""
+    _install(session)
+    session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
+
+
+@nox.session(python=PYTHON)
+def scenarios(session: nox.Session) -> None:
+    """Regenerate the scenario files; `-- --check` verifies them byte for byte."""
+    _install(session)
+    session.run("python", "tools/generate_scenarios.py", *session.posargs)
+    session.run(
+        "python",
+        "tools/check_conformance.py",
+        "--scenarios",
+        "scenarios/core.json",
+        "scenarios/upstream/scenarios.json",
+    )
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff and mypy over the harness and the tools."""
+    _install(session)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Everything that proves the project works."""
+    _install(session)
+    session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
+    session.run("python", "tools/generate_scenarios.py", "--check")
+    session.run(
+        "python",
+        "tools/check_conformance.py",
+        "--scenarios",
+        "scenarios/core.json",
+        "scenarios/upstream/scenarios.json",
+    )
+    _build_adapters(session)
+    session.run("python", "-m", "interop", "unit-tests")
+    session.run("pytest", *session.posargs)
+    session.run(
+        "python", "-m", "interop", "matrix", "--suite", "core", "--output", "reports/smoke/report.json"
+    )
