@@ -134,6 +134,10 @@ def client(config: dict[str, Any], behaviour: str) -> int:
     if behaviour == "crash":
         return 1
     if behaviour == "hang":
+        signal_dir = os.environ.get("FAKE_SIGNAL_DIR")
+        if signal_dir:  # tell a waiting test that the client is now hanging
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+            write_atomic(Path(signal_dir) / f"hanging-{os.getpid()}.json", {"pid": os.getpid()})
         time.sleep(3600)
     if behaviour == "grandchild":
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)

@@ -1,0 +1,74 @@
+"""Ctrl-C in the middle of a run: every adapter process and the trust directory go."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from interop import ROOT
+from interop.process import wait_for_file
+
+
+def _processes_mentioning(text: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if any(text in part for part in process.info["cmdline"] or []):
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_ctrl_c_kills_everything_and_removes_trust(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    adapter = fake_adapter("fake", client="hang")
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "FAKE_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "interop", "matrix", "--adapter-dir", str(adapter),
+         "--adapters-root", str(tmp_path / "none"), "--scenarios", str(small_set),
+         "--auth", "none", "--output", str(tmp_path / "out" / "report.json"), "--quiet"],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        # Two jobs (http and stdio) each hang in their client; wait for both.
+        wait_for_files(signals, 2, 30)
+        assert _processes_mentioning(str(temp)), "the hanging clients should be running"
+        harness.send_signal(signal.SIGINT)
+        _, stderr = harness.communicate(timeout=30)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+    assert harness.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert not _processes_mentioning(str(temp))
+    assert not list(temp.iterdir()), "the run's temp and trust directories must be gone"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["summary"]["combinations"]["failed"] == 2
+
+
+def wait_for_files(directory: Path, count: int, timeout: float) -> None:
+    """Block until `directory` holds `count` files (woken by inotify, not by sleeps)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while len(list(directory.iterdir())) < count:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"only {sorted(directory.iterdir())} appeared in time"
+        try:
+            wait_for_file(directory / ".never", min(remaining, 1.0))
+        except TimeoutError:
+            pass
