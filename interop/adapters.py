@@ -72,11 +72,7 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         if key in extensions and not isinstance(extensions[key], bool):
             raise ManifestError(f"{manifest}: field 'extensions.{key}' must be a boolean")
     profiles = extensions.get("profiles", ["compat"])
-    if (
-        not isinstance(profiles, list)
-        or not profiles
-        or not all(p in PROFILES for p in profiles)
-    ):
+    if not isinstance(profiles, list) or not profiles or not all(p in PROFILES for p in profiles):
         raise ManifestError(
             f"{manifest}: field 'extensions.profiles' must be a non-empty array of "
             f"{', '.join(PROFILES)}"

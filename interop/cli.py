@@ -23,12 +23,19 @@ def _parser() -> argparse.ArgumentParser:
 
     def adapter_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--adapter-dir", action="append", type=Path, default=[], metavar="PATH",
+            "--adapter-dir",
+            action="append",
+            type=Path,
+            default=[],
+            metavar="PATH",
             help="an extra adapter directory (with adapter.json or interop/adapter.json)",
         )
         p.add_argument("--adapters", nargs="+", metavar="NAME", help="only these adapters")
         p.add_argument(
-            "--adapters-root", type=Path, default=ROOT / "adapters", metavar="PATH",
+            "--adapters-root",
+            type=Path,
+            default=ROOT / "adapters",
+            metavar="PATH",
             help="where to discover */adapter.json (default: this repository's adapters/)",
         )
 
@@ -39,11 +46,21 @@ def _parser() -> argparse.ArgumentParser:
     matrix.add_argument("--servers", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS))
     matrix.add_argument("--auth", nargs="+", choices=AUTH_MODES, default=list(AUTH_MODES))
-    matrix.add_argument("--scenarios", nargs="+", type=Path, metavar="FILE",
-                        help="scenario files (default: the suite's sets)")
+    matrix.add_argument(
+        "--scenarios",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="scenario files (default: the suite's sets)",
+    )
     matrix.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    matrix.add_argument("--timeout", type=float, default=120.0, metavar="S",
-                        help="watchdog for one client run (default 120)")
+    matrix.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="watchdog for one client run (default 120)",
+    )
     matrix.add_argument("--startup-timeout", type=float, default=30.0, metavar="S")
     matrix.add_argument("--profile", choices=("strict", "compat"), default="strict")
     matrix.add_argument("--output", type=Path, default=ROOT / "reports" / "report.json")
@@ -61,7 +78,9 @@ def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) ->
         return sorted(adapters)
     unknown = [n for n in names if n not in adapters]
     if unknown:
-        raise ManifestError(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(sorted(adapters))})")
+        raise ManifestError(
+            f"unknown {what}: {', '.join(unknown)} (known: {', '.join(sorted(adapters))})"
+        )
     return list(dict.fromkeys(names))
 
 

@@ -31,7 +31,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         """Silence per-request logs; nothing here may print a credential."""
 
     def _send(self, status: int, body: dict[str, object]) -> None:
@@ -45,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(head + data)  # one send: no Nagle/delayed-ACK stall
         self.wfile.flush()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         try:
             length = int(self.headers.get("Content-Length", ""))
         except ValueError:
@@ -77,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
             200, {"access_token": token, "token_type": "Bearer", "expires_in": TOKEN_LIFETIME}
         )
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._send(405, {"error": "method_not_allowed"})
 
 
@@ -101,7 +101,9 @@ class Issuer:
         if self.profile == "strict":
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.minimum_version = ssl.TLSVersion.TLSv1_2
-            context.load_cert_chain(self.trust.path("server.pem"), self.trust.path("server-key.pem"))
+            context.load_cert_chain(
+                self.trust.path("server.pem"), self.trust.path("server-key.pem")
+            )
             server.socket = context.wrap_socket(server.socket, server_side=True)
             scheme = "https"
         self._server = server

@@ -17,7 +17,7 @@ from typing import Any
 
 from interop import ROOT, process
 from interop.adapters import Adapter
-from interop.grid import Combination, expand
+from interop.grid import expand
 from interop.issuer import Issuer
 from interop.redact import Redactor
 from interop.report import build_document, build_timings, write_reports
@@ -135,8 +135,13 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         if "oauth" in options.auth:
             stack.enter_context(Issuer(trust, options.profile))
         ctx = RunContext(
-            work=work, logs=logs, trust=trust, redactor=redactor, registry=registry,
-            profile=options.profile, timeouts=options.timeouts,
+            work=work,
+            logs=logs,
+            trust=trust,
+            redactor=redactor,
+            registry=registry,
+            profile=options.profile,
+            timeouts=options.timeouts,
         )
         executor = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="job")
         pending: dict[Future[list[Outcome]], Job] = {
@@ -151,7 +156,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                     job = pending.pop(future)
                     try:
                         results = future.result()
-                    except Exception as exc:  # noqa: BLE001 - a harness bug must not lose results
+                    except Exception as exc:
                         results = _job_failure(options.suite, job, f"{type(exc).__name__}: {exc}")
                     for outcome in results:
                         progress.report(outcome)
@@ -166,7 +171,9 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                 if future.done() and not future.cancelled() and future.exception() is None:
                     outcomes.extend(future.result())
                 else:
-                    outcomes.extend(_job_failure(options.suite, job, "interrupted before it finished"))
+                    outcomes.extend(
+                        _job_failure(options.suite, job, "interrupted before it finished")
+                    )
         finally:
             signal.signal(signal.SIGTERM, previous)
             executor.shutdown(wait=True, cancel_futures=True)
@@ -181,7 +188,9 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     return 1 if failed else 0
 
 
-def _print_summary(document: dict[str, Any], written: list[Path], seconds: float, quiet: bool) -> None:
+def _print_summary(
+    document: dict[str, Any], written: list[Path], seconds: float, quiet: bool
+) -> None:
     combos = document["summary"]["combinations"]
     rows = document["summary"]["scenarios"]
     out = sys.stderr
@@ -201,9 +210,13 @@ def _print_summary(document: dict[str, Any], written: list[Path], seconds: float
                 print(f"  {row['set']}/{row['id']}: {row.get('error')}", file=out)
             if len(failing) > 5:
                 print(f"  ... and {len(failing) - 5} more rows", file=out)
+
     def fmt(counts: dict[str, int]) -> str:
         return ", ".join(f"{v} {k}" for k, v in counts.items())
+
     print(f"combinations: {fmt(combos)}", file=out)
     print(f"scenario rows: {fmt(rows)}", file=out)
     if not quiet:
-        print(f"report: {written[0]} (+ .xml, .html, timings.json, logs/) in {seconds:.1f}s", file=out)
+        print(
+            f"report: {written[0]} (+ .xml, .html, timings.json, logs/) in {seconds:.1f}s", file=out
+        )

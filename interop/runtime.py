@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from interop import process
 from interop.adapters import Adapter
 from interop.control import ControlError, call
@@ -255,14 +257,18 @@ def run_client(
             spawned.close()
         leftovers = process.owned_processes(owner)
         if leftovers and exit_code is not None:
-            gone, alive = process.psutil.wait_procs(leftovers, timeout=1.0)
+            _, alive = psutil.wait_procs(leftovers, timeout=1.0)
             if alive:
                 names = ", ".join(sorted({p.name() for p in alive if p.is_running()}))
                 errors.append(
-                    CombinationError(stage, "ProcessLeak", f"left running after the client exited: {names}")
+                    CombinationError(
+                        stage, "ProcessLeak", f"left running after the client exited: {names}"
+                    )
                 )
     except OSError as exc:
-        errors.append(CombinationError(stage, "ClientSpawn", f"cannot start client: {exc.strerror}"))
+        errors.append(
+            CombinationError(stage, "ClientSpawn", f"cannot start client: {exc.strerror}")
+        )
     finally:
         process.kill_owner(owner)
         ctx.registry.owner_exit(owner)
@@ -272,7 +278,9 @@ def run_client(
         try:
             report = load_file(report_file)
         except JsonError as exc:
-            errors.append(CombinationError(stage, "ReportMalformed", str(exc).replace(str(home), "<client>")))
+            errors.append(
+                CombinationError(stage, "ReportMalformed", str(exc).replace(str(home), "<client>"))
+            )
     elif not errors:
         errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
     return ClientRun(report=report, exit_code=exit_code, errors=errors, log=log, seconds=seconds)

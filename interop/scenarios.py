@@ -72,7 +72,11 @@ def _scenario(path: Path, index: int, raw: Any) -> Scenario:
         raise ScenarioError(f"{where}: 'request' must be an object")
     if "response" not in raw:
         raise ScenarioError(f"{where}: missing 'response'")
-    event = request.get("params", {}).get("event", {}) if isinstance(request.get("params"), dict) else {}
+    event = (
+        request.get("params", {}).get("event", {})
+        if isinstance(request.get("params"), dict)
+        else {}
+    )
     if request.get("id") != sid or not isinstance(event, dict) or event.get("id") != sid:
         raise ScenarioError(f"{where}: request.id and request.params.event.id must equal the id")
     expected = raw.get("expected")
@@ -80,7 +84,9 @@ def _scenario(path: Path, index: int, raw: Any) -> Scenario:
     if expect_error not in (True, False):
         raise ScenarioError(f"{where}: 'expectError' must be a boolean")
     if (expected is None) == (expect_error is False):
-        raise ScenarioError(f"{where}: exactly one of 'expected' and 'expectError: true' is required")
+        raise ScenarioError(
+            f"{where}: exactly one of 'expected' and 'expectError: true' is required"
+        )
     if expected is not None and not isinstance(expected, dict):
         raise ScenarioError(f"{where}: 'expected' must be an object")
     host_expected = raw.get("hostExpected")
@@ -113,7 +119,9 @@ def load_set(path: Path, name: str | None = None) -> ScenarioSet:
         if scenario.id in seen:
             raise ScenarioError(f"{path}: duplicate scenario id {scenario.id!r}")
         seen.add(scenario.id)
-    return ScenarioSet(name=name or set_name(path), path=path.resolve(), scenarios=scenarios, document=document)
+    return ScenarioSet(
+        name=name or set_name(path), path=path.resolve(), scenarios=scenarios, document=document
+    )
 
 
 def load_sets(paths: list[Path]) -> list[ScenarioSet]:

@@ -242,7 +242,9 @@ class Trust:
             client_secret="ahp-secret-" + secrets.token_urlsafe(24),
             oauth_key=oauth_key,
             workload_key=workload_key,
-            compat_secrets={p: "ahp-hs256-" + secrets.token_urlsafe(24) for p in ("oauth", "workload")},
+            compat_secrets={
+                p: "ahp-hs256-" + secrets.token_urlsafe(24) for p in ("oauth", "workload")
+            },
             redactor=redactor,
         )
         for secret in (trust.bearer_token, trust.client_secret, *trust.compat_secrets.values()):

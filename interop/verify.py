@@ -122,7 +122,9 @@ def _check_report(
 ) -> tuple[dict[str, dict[str, Any]], list[CombinationError]]:
     errors: list[CombinationError] = []
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
-        return {}, [CombinationError(stage, "ReportMalformed", "report must be {language, results: [...]}")]
+        return {}, [
+            CombinationError(stage, "ReportMalformed", "report must be {language, results: [...]}")
+        ]
     if report.get("language") != language:
         errors.append(
             CombinationError(
@@ -136,7 +138,9 @@ def _check_report(
     allowed = BLIND_STATUSES if blind else V1_STATUSES
     for index, entry in enumerate(report["results"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            errors.append(CombinationError(stage, "ReportMalformed", f"results[{index}] has no string id"))
+            errors.append(
+                CombinationError(stage, "ReportMalformed", f"results[{index}] has no string id")
+            )
             continue
         if entry.get("status") not in allowed:
             errors.append(
@@ -153,15 +157,21 @@ def _check_report(
     duplicated = sorted(i for i, n in counts.items() if n > 1)
     missing = sorted(scenario_ids - set(counts))
     if unknown:
-        errors.append(CombinationError(stage, "ResultUnknownId", f"unknown ids: {', '.join(unknown[:5])}"))
+        errors.append(
+            CombinationError(stage, "ResultUnknownId", f"unknown ids: {', '.join(unknown[:5])}")
+        )
     if duplicated:
         errors.append(
-            CombinationError(stage, "ResultDuplicateId", f"ids reported twice: {', '.join(duplicated[:5])}")
+            CombinationError(
+                stage, "ResultDuplicateId", f"ids reported twice: {', '.join(duplicated[:5])}"
+            )
         )
     if missing:
         errors.append(
             CombinationError(
-                stage, "ResultMissing", f"{len(missing)} ids not reported, e.g. {', '.join(missing[:5])}"
+                stage,
+                "ResultMissing",
+                f"{len(missing)} ids not reported, e.g. {', '.join(missing[:5])}",
             )
         )
     return entries, errors
@@ -176,7 +186,9 @@ def _check_receipts(
         rid = receipt.get("id") if isinstance(receipt, dict) else None
         if not isinstance(rid, str) or rid not in scenarios:
             errors.append(
-                CombinationError(stage, "ReceiptUnknown", f"receipt {index} has an unknown id {rid!r}")
+                CombinationError(
+                    stage, "ReceiptUnknown", f"receipt {index} has an unknown id {rid!r}"
+                )
             )
             continue
         counts[rid] += 1
@@ -189,13 +201,17 @@ def _check_receipts(
     duplicated = sorted(i for i, n in counts.items() if n > 1)
     if duplicated:
         errors.append(
-            CombinationError(stage, "ReceiptDuplicate", f"received twice: {', '.join(duplicated[:5])}")
+            CombinationError(
+                stage, "ReceiptDuplicate", f"received twice: {', '.join(duplicated[:5])}"
+            )
         )
     missing = sorted(sent - set(counts))
     if missing:
         errors.append(
             CombinationError(
-                stage, "ReceiptMissing", f"{len(missing)} requests never received, e.g. {', '.join(missing[:5])}"
+                stage,
+                "ReceiptMissing",
+                f"{len(missing)} requests never received, e.g. {', '.join(missing[:5])}",
             )
         )
     return errors
@@ -224,13 +240,17 @@ def verify_set(
     # A client following contract v1 exits nonzero when one of its rows failed;
     # the rows themselves say which, so only blind clients must exit 0.
     if client_exit not in (0, None) and blind:
-        errors.append(CombinationError(stage, "ClientExit", f"client exited with status {client_exit}"))
+        errors.append(
+            CombinationError(stage, "ClientExit", f"client exited with status {client_exit}")
+        )
     if report is not None:
         sent = {
             i for i, e in entries.items() if i in scenarios and e.get("status") != "unsupported"
         }
         if receipts is None:
-            errors.append(CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured"))
+            errors.append(
+                CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")
+            )
         else:
             errors.extend(_check_receipts(receipts, scenarios, sent, stage))
     rows: list[RowVerdict] = []

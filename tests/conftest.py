@@ -18,14 +18,21 @@ FAKE = Path(__file__).parent / "fakes" / "fake_adapter.py"
 def fake_adapter(tmp_path: Path) -> Callable[..., Path]:
     """Make an adapter directory named `name` whose client/server misbehave as told."""
 
-    def make(name: str, client: str = "honest", server: str = "honest", **extensions: object) -> Path:
+    def make(
+        name: str, client: str = "honest", server: str = "honest", **extensions: object
+    ) -> Path:
         directory = tmp_path / "adapters" / name
         directory.mkdir(parents=True)
         manifest = {
             "language": "fake",
             "client": [sys.executable, str(FAKE), "client", "--behaviour", client],
             "server": [sys.executable, str(FAKE), "server", "--behaviour", server],
-            "extensions": {"receiptLog": True, "serverReuse": True, "profiles": ["strict"], **extensions},
+            "extensions": {
+                "receiptLog": True,
+                "serverReuse": True,
+                "profiles": ["strict"],
+                **extensions,
+            },
         }
         (directory / "adapter.json").write_text(json.dumps(manifest))
         return directory
@@ -37,10 +44,16 @@ def fake_adapter(tmp_path: Path) -> Callable[..., Path]:
 def small_set(tmp_path: Path) -> Path:
     """Eight upstream scenarios: positives, a rejection and a host-layer row."""
     upstream = json.loads((ROOT / "scenarios" / "upstream" / "scenarios.json").read_text())
-    wanted = ["empty-response-preserves-input", "deny-blocks", "ask-defers-execution",
-              "return-null-preserved", "modify-merge-shallow-null-literal",
-              "modify-then-unknown-rejects-entire-response", "wrong-response-id",
-              "invalid-task-zero-rejects-staged-message"]
+    wanted = [
+        "empty-response-preserves-input",
+        "deny-blocks",
+        "ask-defers-execution",
+        "return-null-preserved",
+        "modify-merge-shallow-null-literal",
+        "modify-then-unknown-rejects-entire-response",
+        "wrong-response-id",
+        "invalid-task-zero-rejects-staged-message",
+    ]
     chosen = [s for s in upstream["scenarios"] if s["id"] in wanted]
     assert len(chosen) == len(wanted)
     path = tmp_path / "small.json"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,9 +22,9 @@ def _processes_mentioning(text: str) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if any(text in part for part in process.info["cmdline"] or []):
-                if process.status() != psutil.STATUS_ZOMBIE:
-                    found.append(process)
+            mentions = any(text in part for part in process.info["cmdline"] or [])
+            if mentions and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
         except psutil.Error:
             continue
     return found
@@ -38,10 +40,27 @@ def test_ctrl_c_kills_everything_and_removes_trust(
     temp.mkdir()
     env = {**os.environ, "FAKE_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
     harness = subprocess.Popen(
-        [sys.executable, "-m", "interop", "matrix", "--adapter-dir", str(adapter),
-         "--adapters-root", str(tmp_path / "none"), "--scenarios", str(small_set),
-         "--auth", "none", "--output", str(tmp_path / "out" / "report.json"), "--quiet"],
-        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "interop",
+            "matrix",
+            "--adapter-dir",
+            str(adapter),
+            "--adapters-root",
+            str(tmp_path / "none"),
+            "--scenarios",
+            str(small_set),
+            "--auth",
+            "none",
+            "--output",
+            str(tmp_path / "out" / "report.json"),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         # Two jobs (http and stdio) each hang in their client; wait for both.
@@ -62,13 +81,10 @@ def test_ctrl_c_kills_everything_and_removes_trust(
 
 def wait_for_files(directory: Path, count: int, timeout: float) -> None:
     """Block until `directory` holds `count` files (woken by inotify, not by sleeps)."""
-    import time
 
     deadline = time.monotonic() + timeout
     while len(list(directory.iterdir())) < count:
         remaining = deadline - time.monotonic()
         assert remaining > 0, f"only {sorted(directory.iterdir())} appeared in time"
-        try:
+        with contextlib.suppress(TimeoutError):
             wait_for_file(directory / ".never", min(remaining, 1.0))
-        except TimeoutError:
-            pass

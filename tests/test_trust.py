@@ -8,6 +8,7 @@ import socket
 import ssl
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +40,9 @@ def _handshake(trust: Trust, client_cert: str | None) -> str | None:
     client_ctx = ssl.create_default_context(cafile=trust.path("ca.pem"))
     client_ctx.verify_flags |= ssl.VERIFY_X509_STRICT
     if client_cert:
-        client_ctx.load_cert_chain(trust.path(f"{client_cert}.pem"), trust.path(f"{client_cert}-key.pem"))
+        client_ctx.load_cert_chain(
+            trust.path(f"{client_cert}.pem"), trust.path(f"{client_cert}-key.pem")
+        )
     listener = socket.create_server(("127.0.0.1", 0))
     result: dict[str, object] = {}
 
@@ -56,9 +59,10 @@ def _handshake(trust: Trust, client_cert: str | None) -> str | None:
     thread = threading.Thread(target=serve)
     thread.start()
     try:
-        with socket.create_connection(listener.getsockname()) as raw, client_ctx.wrap_socket(
-            raw, server_hostname="127.0.0.1"
-        ) as tls:
+        with (
+            socket.create_connection(listener.getsockname()) as raw,
+            client_ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+        ):
             tls.recv(2)
     except (ssl.SSLError, OSError):
         pass
@@ -84,8 +88,14 @@ def test_es256_token_verifies_with_the_public_key_only(trust: Trust) -> None:
     head, body, signature = token.split(".")
     assert json.loads(_decode(head)) == {"alg": "ES256", "typ": "JWT"}
     claims = json.loads(_decode(body))
-    assert claims == {"iss": ISSUER, "sub": CLIENT_ID, "aud": AUDIENCE, "purpose": "workload",
-                      "iat": CLOCK, "exp": CLOCK + 3600}
+    assert claims == {
+        "iss": ISSUER,
+        "sub": CLIENT_ID,
+        "aud": AUDIENCE,
+        "purpose": "workload",
+        "iat": CLOCK,
+        "exp": CLOCK + 3600,
+    }
     public = serialization.load_pem_public_key(Path(trust.path("workload-public.pem")).read_bytes())
     assert isinstance(public, ec.EllipticCurvePublicKey)
     raw = _decode(signature)
@@ -109,7 +119,14 @@ def test_server_config_never_holds_a_signing_key(trust: Trust) -> None:
 
 
 def _token_request(endpoint: str, trust: Trust, secret: str) -> tuple[int, dict[str, object]]:
-    form = f"grant_type=client_credentials&client_id={CLIENT_ID}&client_secret={secret}&audience={AUDIENCE}"
+    form = urllib.parse.urlencode(
+        {
+            "grant_type": "client_credentials",
+            "client_id": CLIENT_ID,
+            "client_secret": secret,
+            "audience": AUDIENCE,
+        }
+    )
     context = ssl.create_default_context(cafile=trust.path("ca.pem"))
     request = urllib.request.Request(endpoint, data=form.encode(), method="POST")
     try:

@@ -16,9 +16,16 @@ from interop.scenarios import ScenarioError, load_set
 @pytest.mark.parametrize(
     ("left", "right", "equal"),
     [
-        (1, 1.0, True), (True, 1, False), (False, 0, False), (None, False, False),
-        ([1, 2], [2, 1], False), ([1], [1, 1], False), ({"a": 1}, {"a": 1, "b": None}, False),
-        ({"a": [True]}, {"a": [True]}, True), ("1", 1, False), (0.5, 0.5, True),
+        (1, 1.0, True),
+        (True, 1, False),
+        (False, 0, False),
+        (None, False, False),
+        ([1, 2], [2, 1], False),
+        ([1], [1, 1], False),
+        ({"a": 1}, {"a": 1, "b": None}, False),
+        ({"a": [True]}, {"a": [True]}, True),
+        ("1", 1, False),
+        (0.5, 0.5, True),
     ],
 )
 def test_strict_equal(left: object, right: object, equal: bool) -> None:
@@ -47,11 +54,24 @@ def test_redactor_replaces_every_secret() -> None:
         ({"client": ["x"], "server": ["y"]}, "'language'"),
         ({"language": "x", "server": ["y"]}, "missing field 'client'"),
         ({"language": "x", "client": [], "server": ["y"]}, "'client' must be a non-empty array"),
-        ({"language": "x", "client": ["a"], "server": ["y"], "extensions": {"blind": "yes"}}, "extensions.blind"),
-        ({"language": "x", "client": ["a"], "server": ["y"], "extensions": {"profiles": ["odd"]}}, "profiles"),
+        (
+            {"language": "x", "client": ["a"], "server": ["y"], "extensions": {"blind": "yes"}},
+            "extensions.blind",
+        ),
+        (
+            {
+                "language": "x",
+                "client": ["a"],
+                "server": ["y"],
+                "extensions": {"profiles": ["odd"]},
+            },
+            "profiles",
+        ),
     ],
 )
-def test_malformed_manifest_names_file_and_field(tmp_path: Path, manifest: dict[str, object], message: str) -> None:
+def test_malformed_manifest_names_file_and_field(
+    tmp_path: Path, manifest: dict[str, object], message: str
+) -> None:
     path = tmp_path / "adapter.json"
     path.write_text(json.dumps(manifest))
     with pytest.raises(ManifestError, match=message) as info:
@@ -62,25 +82,48 @@ def test_malformed_manifest_names_file_and_field(tmp_path: Path, manifest: dict[
 def test_adapter_dir_with_interop_manifest(tmp_path: Path) -> None:
     sdk = tmp_path / "sdk-py"
     (sdk / "interop").mkdir(parents=True)
-    (sdk / "interop" / "adapter.json").write_text(json.dumps({"language": "python", "client": ["c"], "server": ["s"]}))
+    (sdk / "interop" / "adapter.json").write_text(
+        json.dumps({"language": "python", "client": ["c"], "server": ["s"]})
+    )
     found = discover(tmp_path / "none", [sdk])
     assert list(found) == ["sdk-py"] and found["sdk-py"].profiles == ("compat",)
-    with pytest.raises(ManifestError, match="no adapter.json"):
+    with pytest.raises(ManifestError, match=r"no adapter\.json"):
         discover(tmp_path / "none", [tmp_path])
 
 
 def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     request = {"id": "a", "params": {"event": {"id": "a"}}}
-    path.write_text(json.dumps({"version": 1, "scenarios": [
-        {"id": "a", "request": request, "response": None, "expectError": True},
-        {"id": "a", "request": request, "response": None, "expectError": True},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "scenarios": [
+                    {"id": "a", "request": request, "response": None, "expectError": True},
+                    {"id": "a", "request": request, "response": None, "expectError": True},
+                ],
+            }
+        )
+    )
     with pytest.raises(ScenarioError, match="duplicate scenario id 'a'"):
         load_set(path)
-    path.write_text(json.dumps({"version": 1, "scenarios": [
-        {"id": "a", "request": request, "response": None, "expected": {}, "expectError": True}]}))
-    with pytest.raises(ScenarioError, match="exactly one of"):
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "scenarios": [
+                    {
+                        "id": "a",
+                        "request": request,
+                        "response": None,
+                        "expected": {},
+                        "expectError": True,
+                    }
+                ],
+            }
+        )
+    )
+    with pytest.raises(ScenarioError, match=r"exactly one of"):
         load_set(path)
     path.write_text('{"version": 1, "scenarios": [}')
     with pytest.raises(ScenarioError, match="malformed JSON"):

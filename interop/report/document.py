@@ -19,7 +19,7 @@ def _counts(statuses: list[str]) -> dict[str, int]:
 def build_document(outcomes: list[Outcome], meta: dict[str, Any]) -> dict[str, Any]:
     """The report as a JSON value. `meta` holds only deterministic run facts."""
     ordered = sorted(outcomes, key=lambda o: (o.suite, o.combination))
-    combinations = []
+    combinations: list[dict[str, Any]] = []
     scenario_statuses: list[str] = []
     for outcome in ordered:
         rows = sorted((r.as_json() for r in outcome.rows), key=lambda r: (r["set"], r["id"]))
@@ -49,10 +49,10 @@ def build_document(outcomes: list[Outcome], meta: dict[str, Any]) -> dict[str, A
 
 
 def build_timings(outcomes: list[Outcome], total: float) -> dict[str, Any]:
-    suites: Counter[str] = Counter()
+    suites: dict[str, float] = {}
     combinations: dict[str, float] = {}
     for outcome in outcomes:
-        suites[outcome.suite] += outcome.seconds
+        suites[outcome.suite] = suites.get(outcome.suite, 0.0) + outcome.seconds
         combinations[f"{outcome.suite}/{outcome.combination.key}"] = round(outcome.seconds, 3)
     return {
         "totalSeconds": round(total, 3),

@@ -15,16 +15,39 @@ details{margin:.4rem 0}code{font-size:.85em}
 """
 
 
+def _key(combination: dict[str, Any]) -> str:
+    """The combination's log folder name, also its anchor (with the suite)."""
+    return "--".join(combination[k] for k in ("client", "server", "transport", "auth"))
+
+
 def _cell(combination: dict[str, Any]) -> str:
     rows = combination["results"]
     passed = sum(r["status"] == "passed" for r in rows)
     status = combination["status"]
-    anchor = escape(
-        f"{combination['suite']}-{combination['client']}-{combination['server']}-"
-        f"{combination['transport']}-{combination['auth']}"
-    )
+    anchor = escape(f"{combination['suite']}-{_key(combination)}")
     text = status if status == "inapplicable" else f"{status} {passed}/{len(rows)}"
     return f'<td class="{status}"><a href="#{anchor}">{escape(text)}</a></td>'
+
+
+def _details(c: dict[str, Any]) -> list[str]:
+    anchor = escape(f"{c['suite']}-{_key(c)}")
+    parts = [
+        f"<details id='{anchor}'><summary class='{c['status']}'>{anchor}: {c['status']}</summary>"
+    ]
+    for error in c["errors"]:
+        stage, kind, message = (escape(error[k]) for k in ("stage", "class", "message"))
+        parts.append(f"<p><b>{stage}</b> {kind}: {message}</p>")
+    failing = [r for r in c["results"] if r["status"] != "passed"]
+    if failing:
+        parts.append("<table><tr><th>set</th><th>id</th><th>status</th><th>error</th></tr>")
+        for r in failing:
+            parts.append(
+                f"<tr class='{r['status']}'><td>{escape(r['set'])}</td><td>{escape(r['id'])}</td>"
+                f"<td>{r['status']}</td><td>{escape(r.get('error') or '')}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append(f"<p>Logs: <code>logs/{escape(_key(c))}/</code></p></details>")
+    return parts
 
 
 def build_html(document: dict[str, Any]) -> bytes:
@@ -38,14 +61,21 @@ def build_html(document: dict[str, Any]) -> bytes:
         f"Scenarios: {escape(str(document['summary']['scenarios']))}</p>",
     ]
     for suite in sorted({c["suite"] for c in combos}):
-        for transport, auth in sorted({(c["transport"], c["auth"]) for c in combos if c["suite"] == suite}):
+        for transport, auth in sorted(
+            {(c["transport"], c["auth"]) for c in combos if c["suite"] == suite}
+        ):
             parts.append(f"<h2>{escape(suite)}: {escape(transport)} / {escape(auth)}</h2><table>")
-            parts.append("<tr><th>client \\ server</th>" + "".join(f"<th>{escape(s)}</th>" for s in servers) + "</tr>")
+            parts.append(
+                "<tr><th>client \\ server</th>"
+                + "".join(f"<th>{escape(s)}</th>" for s in servers)
+                + "</tr>"
+            )
             for client in clients:
                 cells = []
                 for server in servers:
                     match = [
-                        c for c in combos
+                        c
+                        for c in combos
                         if (c["suite"], c["client"], c["server"], c["transport"], c["auth"])
                         == (suite, client, server, transport, auth)
                     ]
@@ -54,19 +84,6 @@ def build_html(document: dict[str, Any]) -> bytes:
             parts.append("</table>")
     parts.append("<h2>Details</h2>")
     for c in combos:
-        anchor = escape(f"{c['suite']}-{c['client']}-{c['server']}-{c['transport']}-{c['auth']}")
-        parts.append(f"<details id='{anchor}'><summary class='{c['status']}'>{anchor}: {c['status']}</summary>")
-        for error in c["errors"]:
-            parts.append(f"<p><b>{escape(error['stage'])}</b> {escape(error['class'])}: {escape(error['message'])}</p>")
-        failing = [r for r in c["results"] if r["status"] != "passed"]
-        if failing:
-            parts.append("<table><tr><th>set</th><th>id</th><th>status</th><th>error</th></tr>")
-            for r in failing:
-                parts.append(
-                    f"<tr class='{r['status']}'><td>{escape(r['set'])}</td><td>{escape(r['id'])}</td>"
-                    f"<td>{r['status']}</td><td>{escape(r.get('error') or '')}</td></tr>"
-                )
-            parts.append("</table>")
-        parts.append(f"<p>Logs: <code>logs/{escape(c['client'])}--{escape(c['server'])}--{escape(c['transport'])}--{escape(c['auth'])}/</code></p></details>")
+        parts.extend(_details(c))
     parts.append("</body></html>\n")
     return "".join(parts).encode("utf-8")

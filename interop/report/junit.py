@@ -26,13 +26,18 @@ def build_junit(document: dict[str, Any]) -> bytes:
             case = ET.SubElement(suite, "testcase", name="(combination)", classname=name)
             ET.SubElement(case, "skipped", message="inapplicable")
         for error in combination["errors"]:
-            case = ET.SubElement(suite, "testcase", name=f"(combination) {error['stage']}", classname=name)
+            case = ET.SubElement(
+                suite, "testcase", name=f"(combination) {error['stage']}", classname=name
+            )
             ET.SubElement(case, "error", type=error["class"], message=error["message"])
         for row in rows:
-            case = ET.SubElement(suite, "testcase", name=f"{row['set']}/{row['id']}", classname=name)
+            case = ET.SubElement(
+                suite, "testcase", name=f"{row['set']}/{row['id']}", classname=name
+            )
             if row["status"] == "failed":
                 ET.SubElement(case, "failure", message=row.get("error") or "failed")
             elif row["status"] in ("unsupported", "inapplicable"):
                 ET.SubElement(case, "skipped", message=row["status"])
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"

@@ -16,7 +16,14 @@ from pathlib import Path
 from interop.adapters import Adapter
 from interop.control import ControlError
 from interop.grid import Combination
-from interop.runtime import RunContext, Server, ServerStartError, read_receipt_log, run_client, write_json
+from interop.runtime import (
+    RunContext,
+    Server,
+    ServerStartError,
+    read_receipt_log,
+    run_client,
+    write_json,
+)
 from interop.scenarios import ScenarioSet
 from interop.suites.base import Job, Outcome
 from interop.verify import CombinationError, verify_set
@@ -32,7 +39,10 @@ class CoreSuite:
         self._blind: dict[tuple[str, str], Path] = {}
 
     def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "core.json", root / "scenarios" / "upstream" / "scenarios.json"]
+        return [
+            root / "scenarios" / "core.json",
+            root / "scenarios" / "upstream" / "scenarios.json",
+        ]
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
         groups: dict[tuple[str, str, str], list[Combination]] = defaultdict(list)
@@ -41,7 +51,9 @@ class CoreSuite:
             if not combination.applicable:
                 continue
             if combination.transport == "http":
-                groups[(combination.server, combination.transport, combination.auth)].append(combination)
+                groups[(combination.server, combination.transport, combination.auth)].append(
+                    combination
+                )
             else:
                 jobs.append(Job([combination], self._cost([combination], adapters)))
         jobs.extend(Job(group, self._cost(group, adapters)) for group in groups.values())
@@ -61,7 +73,9 @@ class CoreSuite:
             return scenario_set.path
         key = (scenario_set.name, str(scenario_set.path))
         if key not in self._blind:
-            self._blind[key] = scenario_set.write_blind(ctx.unique(f"set-{scenario_set.name}") / "blind.json")
+            self._blind[key] = scenario_set.write_blind(
+                ctx.unique(f"set-{scenario_set.name}") / "blind.json"
+            )
         return self._blind[key]
 
     def run(
@@ -83,20 +97,27 @@ class CoreSuite:
         shared: Server | None = None
         shared_error: CombinationError | None = None
         if server_adapter.server_reuse:
-            shared = Server(ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, sets[0], True))
+            shared = Server(
+                ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, sets[0], True)
+            )
             shared_error = self._start(shared)
         for combination in job.combinations:
             outcome = Outcome(self.name, combination)
             started = time.monotonic()
             for scenario_set in sets:
                 if ctx.cancelled.is_set():
-                    outcome.errors.append(CombinationError("run", "Cancelled", "the run was interrupted"))
+                    outcome.errors.append(
+                        CombinationError("run", "Cancelled", "the run was interrupted")
+                    )
                     break
                 server = shared
                 start_error = shared_error
                 if server is None:
                     server = Server(
-                        ctx, server_adapter, "http", combination.auth,
+                        ctx,
+                        server_adapter,
+                        "http",
+                        combination.auth,
                         self._scenario_file(ctx, scenario_set, True),
                     )
                     start_error = self._start(server)
@@ -105,7 +126,9 @@ class CoreSuite:
                         server.reset(self._scenario_file(ctx, scenario_set, True))
                     except ControlError as exc:
                         start_error = CombinationError("server-reset", "ResetFailed", str(exc))
-                self._client_over_http(ctx, outcome, combination, scenario_set, adapters, server, start_error)
+                self._client_over_http(
+                    ctx, outcome, combination, scenario_set, adapters, server, start_error
+                )
                 if shared is None:
                     server.stop()
                     self._leaks(outcome, server)
@@ -126,7 +149,9 @@ class CoreSuite:
         except ServerStartError as exc:
             return CombinationError("server-start", exc.error_class, str(exc))
         except OSError as exc:
-            return CombinationError("server-start", "ServerSpawn", f"cannot start server: {exc.strerror}")
+            return CombinationError(
+                "server-start", "ServerSpawn", f"cannot start server: {exc.strerror}"
+            )
         return None
 
     @staticmethod
@@ -134,7 +159,9 @@ class CoreSuite:
         if server.leaks:
             outcome.errors.append(
                 CombinationError(
-                    "server-stop", "ProcessLeak", f"left running by the server: {len(server.leaks)} process(es)"
+                    "server-stop",
+                    "ProcessLeak",
+                    f"left running by the server: {len(server.leaks)} process(es)",
                 )
             )
 
@@ -152,23 +179,38 @@ class CoreSuite:
         stage = f"client[{scenario_set.name}]"
         if start_error is not None:
             verdict = verify_set(
-                scenario_set, report=None, receipts=None, client_exit=None,
-                language=client.language, blind=client.blind, stage=stage, prior_errors=[start_error],
+                scenario_set,
+                report=None,
+                receipts=None,
+                client_exit=None,
+                language=client.language,
+                blind=client.blind,
+                stage=stage,
+                prior_errors=[start_error],
             )
             outcome.rows.extend(verdict.rows)
             outcome.errors.extend(verdict.errors)
             return
         offset = server.receipt_offset()
         run = run_client(
-            ctx, client, stage=stage,
+            ctx,
+            client,
+            stage=stage,
             scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
-            transport="http", auth=combination.auth, endpoint=server.endpoint,
+            transport="http",
+            auth=combination.auth,
+            endpoint=server.endpoint,
         )
         receipts, receipt_errors = server.receipts(offset)
         ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
         verdict = verify_set(
-            scenario_set, report=run.report, receipts=receipts, client_exit=run.exit_code,
-            language=client.language, blind=client.blind, stage=stage,
+            scenario_set,
+            report=run.report,
+            receipts=receipts,
+            client_exit=run.exit_code,
+            language=client.language,
+            blind=client.blind,
+            stage=stage,
             prior_errors=run.errors + receipt_errors,
         )
         outcome.rows.extend(verdict.rows)
@@ -177,7 +219,11 @@ class CoreSuite:
     # -- stdio ------------------------------------------------------------------
 
     def _run_stdio(
-        self, combination: Combination, ctx: RunContext, sets: list[ScenarioSet], adapters: dict[str, Adapter]
+        self,
+        combination: Combination,
+        ctx: RunContext,
+        sets: list[ScenarioSet],
+        adapters: dict[str, Adapter],
     ) -> Outcome:
         client = adapters[combination.client]
         server = adapters[combination.server]
@@ -201,28 +247,40 @@ class CoreSuite:
             else:
                 prior.append(
                     CombinationError(
-                        stage, "ReceiptsUnavailable",
+                        stage,
+                        "ReceiptsUnavailable",
                         f"server adapter {server.name!r} lacks the receiptLog extension, "
                         "which stdio receipts need",
                     )
                 )
             config_path = write_json(home / "server-config.json", server_config)
             run = run_client(
-                ctx, client, stage=stage,
+                ctx,
+                client,
+                stage=stage,
                 scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
-                transport="stdio", auth="none",
+                transport="stdio",
+                auth="none",
                 stdio_server={
                     "serverCommand": list(server.commands["server"]),
                     "serverCwd": str(server.directory),
                     "serverConfig": str(config_path),
                 },
             )
-            receipts, problems = read_receipt_log(receipt_log, 0) if server.receipt_log else (None, [])
+            receipts, problems = (
+                read_receipt_log(receipt_log, 0) if server.receipt_log else (None, [])
+            )
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
             verdict = verify_set(
-                scenario_set, report=run.report, receipts=receipts, client_exit=run.exit_code,
-                language=client.language, blind=client.blind, stage=stage,
-                prior_errors=prior + run.errors
+                scenario_set,
+                report=run.report,
+                receipts=receipts,
+                client_exit=run.exit_code,
+                language=client.language,
+                blind=client.blind,
+                stage=stage,
+                prior_errors=prior
+                + run.errors
                 + [CombinationError("receipts", "ReceiptMalformed", p) for p in problems],
             )
             outcome.rows.extend(verdict.rows)

@@ -69,7 +69,9 @@ def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
             body = json.dumps(value).encode()
             self.wfile.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                + str(len(body)).encode() + b"\r\n\r\n" + body
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
             )
 
         def do_GET(self) -> None:
@@ -111,10 +113,16 @@ def server(config: dict[str, Any], behaviour: str) -> int:
         threading.Thread(target=ahp.serve_forever, daemon=True).start()
         endpoint = f"http://127.0.0.1:{ahp.server_port}/intercept"
     if behaviour == "server-grandchild":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+        )
     write_atomic(
         Path(config["readinessFile"]),
-        {"endpoint": endpoint, "controlEndpoint": f"http://127.0.0.1:{control.server_port}", "pid": os.getpid()},
+        {
+            "endpoint": endpoint,
+            "controlEndpoint": f"http://127.0.0.1:{control.server_port}",
+            "pid": os.getpid(),
+        },
     )
     if config["transport"] == "stdio":
         for line in sys.stdin:
@@ -130,17 +138,21 @@ def server(config: dict[str, Any], behaviour: str) -> int:
 
 
 def client(config: dict[str, Any], behaviour: str) -> int:
-    scenarios = json.load(open(config["scenarioFile"]))["scenarios"]
+    scenarios = json.loads(Path(config["scenarioFile"]).read_text())["scenarios"]
     if behaviour == "crash":
         return 1
     if behaviour == "hang":
         signal_dir = os.environ.get("FAKE_SIGNAL_DIR")
         if signal_dir:  # tell a waiting test that the client is now hanging
-            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+            subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+            )
             write_atomic(Path(signal_dir) / f"hanging-{os.getpid()}.json", {"pid": os.getpid()})
         time.sleep(3600)
     if behaviour == "grandchild":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+        )
     send = http_sender(config) if config["transport"] == "http" else stdio_sender(config)
     results = []
     for index, scenario in enumerate(scenarios):
@@ -179,7 +191,12 @@ def http_sender(config: dict[str, Any]) -> Any:
     connection = http.client.HTTPConnection(hostname, int(port), timeout=10)
 
     def send(request: Any) -> Any:
-        connection.request("POST", "/" + rest, body=json.dumps(request), headers={"Content-Type": "application/json"})
+        connection.request(
+            "POST",
+            "/" + rest,
+            body=json.dumps(request),
+            headers={"Content-Type": "application/json"},
+        )
         if connection.sock is not None:
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return json.loads(connection.getresponse().read())
@@ -190,7 +207,10 @@ def http_sender(config: dict[str, Any]) -> Any:
 def stdio_sender(config: dict[str, Any]) -> Any:
     child = subprocess.Popen(
         [*config["serverCommand"], "--config", config["serverConfig"]],
-        cwd=config["serverCwd"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=config["serverCwd"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
 
     def send(request: Any) -> Any:
@@ -216,8 +236,10 @@ def main() -> int:
     parser.add_argument("--behaviour", default="honest")
     parser.add_argument("--config", required=True)
     args = parser.parse_args()
-    config = json.load(open(args.config))
-    return client(config, args.behaviour) if args.role == "client" else server(config, args.behaviour)
+    config = json.loads(Path(args.config).read_text())
+    return (
+        client(config, args.behaviour) if args.role == "client" else server(config, args.behaviour)
+    )
 
 
 if __name__ == "__main__":
