@@ -34,12 +34,21 @@ BOUNDARY_TARGETS = {
     "user.elicitation.result": "content",
     "workspace.change.before": "workspace",
 }
-NEGATIVE_CLASSES = {"schema-invalid", "capability-invalid", "correlation-invalid", "application-invalid"}
+NEGATIVE_CLASSES = {
+    "schema-invalid",
+    "capability-invalid",
+    "correlation-invalid",
+    "application-invalid",
+}
 
 
 def run_generator(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(GENERATOR), *args], capture_output=True, text=True, check=False, cwd=REPO
+        [sys.executable, str(GENERATOR), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
     )
 
 
@@ -133,7 +142,9 @@ def test_check_fails_on_a_tampered_copy(tmp_path: Path) -> None:
     document = json.loads(copy_path.read_text(encoding="utf-8"))
     target = document["scenarios"][3]
     target["tags"] = [*target["tags"], "tampered"]
-    copy_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    copy_path.write_text(
+        json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     result = run_generator("--check", "--output", str(copy_path))
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
@@ -187,7 +198,9 @@ def test_lint_rejects_a_row_without_effective(scenarios: list[dict[str, Any]]) -
     assert any("effective" in problem for problem in lint([broken]))
 
 
-def test_lint_rejects_capabilities_the_event_does_not_allow(scenarios: list[dict[str, Any]]) -> None:
+def test_lint_rejects_capabilities_the_event_does_not_allow(
+    scenarios: list[dict[str, Any]],
+) -> None:
     row = copy.deepcopy(next(r for r in scenarios if event_type(r) == "tool.after"))
     row["request"]["params"]["capabilities"]["effects"].append("return")
     assert any("not allowed" in problem for problem in lint([row]))

@@ -1,0 +1,222 @@
+"""Structural checks on generated scenarios, run before anything is written.
+
+These catch slips in the hand-written rows (a missing expected key, a
+capability the event does not allow, a wrong id). They check which keys are
+present, never what their values are: values come from the group modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from scenario_model import NEGATIVE_CLASSES
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What an interceptable event allows (AHP-DIGEST §2.2) and how it is reported."""
+
+    effects: frozenset[str]
+    target: str
+    flow_operations: frozenset[str]
+    gated: bool
+    permission: bool
+
+
+BOUNDARIES: dict[str, Boundary] = {
+    "tool.before": Boundary(
+        frozenset({"deny", "allow", "ask", "modify", "inject", "flow", "return", "message"}),
+        "input",
+        frozenset({"stop"}),
+        gated=True,
+        permission=True,
+    ),
+    "tool.after": Boundary(
+        frozenset({"modify", "inject", "flow", "message"}),
+        "output",
+        frozenset({"stop", "continue"}),
+        False,
+        False,
+    ),
+    "turn.finish.before": Boundary(
+        frozenset({"modify", "flow", "message"}),
+        "response",
+        frozenset({"stop", "continue"}),
+        False,
+        False,
+    ),
+    "model.request.before": Boundary(
+        frozenset({"deny", "modify", "inject", "return", "flow", "message"}),
+        "request",
+        frozenset({"stop"}),
+        True,
+        True,
+    ),
+    "context.compact.before": Boundary(
+        frozenset({"deny", "modify", "return", "inject", "message"}),
+        "instructions",
+        frozenset(),
+        True,
+        True,
+    ),
+    "context.compact.after": Boundary(
+        frozenset({"inject", "modify", "message"}), "summary", frozenset(), False, False
+    ),
+    "user.message.outbound": Boundary(
+        frozenset({"deny", "modify", "message"}), "content", frozenset(), True, True
+    ),
+    "user.elicitation.result": Boundary(
+        frozenset({"modify", "message"}), "content", frozenset(), False, False
+    ),
+    "workspace.change.before": Boundary(
+        frozenset({"deny", "modify", "message"}), "workspace", frozenset(), True, True
+    ),
+}
+
+EXPECTED_KEYS = (
+    "decision",
+    "executed",
+    "messages",
+    "input",
+    "effective",
+    "result",
+    "flow",
+    "continuationInstructions",
+    "continuationRemaining",
+    "injections",
+)
+
+
+def lint(scenarios: list[dict[str, JSON]]) -> list[str]:
+    """Return one line per problem found; empty when the set is well formed."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for row in scenarios:
+        sid = row.get("id")
+        if not isinstance(sid, str) or not sid:
+            problems.append(f"row without a string id: {row!r:.80}")
+            continue
+        if sid in seen:
+            problems.append(f"{sid}: duplicate id")
+        seen.add(sid)
+        problems += [f"{sid}: {p}" for p in _lint_row(row)]
+    return problems
+
+
+def _lint_row(row: dict[str, JSON]) -> list[str]:
+    problems: list[str] = []
+    sid = row["id"]
+    request = row["request"]
+    params = request["params"]
+    event = params["event"]
+    if request.get("id") != sid or event.get("id") != sid:
+        problems.append("request id, event id and scenario id differ")
+    boundary = BOUNDARIES.get(event.get("type", ""))
+    if boundary is None:
+        return [*problems, f"event type {event.get('type')!r} is not a core boundary"]
+    problems += _lint_capabilities(params["capabilities"], boundary)
+    tags = row.get("tags", [])
+    if "expectError" in row:
+        if "expected" in row:
+            problems.append("both expected and expectError")
+        classes = [t for t in tags if t in NEGATIVE_CLASSES]
+        if len(classes) != 1 or "negative" not in tags or "atomic-rejection" not in tags:
+            problems.append(
+                "a rejected row needs negative, atomic-rejection and exactly one negative class"
+            )
+        if "hostExpected" in row and "application-invalid" not in tags:
+            problems.append("hostExpected belongs to application-invalid rows")
+        return problems
+    if "negative" in tags or "hostExpected" in row:
+        problems.append("an accepted row carries negative tags or hostExpected")
+    return problems + _lint_expected(row, boundary)
+
+
+def _lint_capabilities(caps: JSON, boundary: Boundary) -> list[str]:
+    problems: list[str] = []
+    effects = caps.get("effects", [])
+    if not effects or len(set(effects)) != len(effects):
+        problems.append("capabilities.effects must be non-empty and unique")
+    extra = set(effects) - boundary.effects
+    if extra:
+        problems.append(f"effects not allowed at this event: {sorted(extra)}")
+    for block in ("modify", "flow", "inject"):
+        if (block in effects) != (block in caps):
+            problems.append(
+                f"capabilities.{block} must be present exactly when {block!r} is listed"
+            )
+    for target, flags in caps.get("modify", {}).items():
+        if target != boundary.target:
+            problems.append(f"modify target {target!r} not allowed at this event")
+        if not (flags.get("replace") or flags.get("merge")):
+            problems.append(f"modify target {target!r} grants no operation")
+    flow = caps.get("flow")
+    if flow is not None:
+        operations = set(flow.get("operations", []))
+        if not operations or operations - boundary.flow_operations:
+            problems.append(f"flow operations {sorted(operations)} not allowed at this event")
+        if "continue" in operations and not {"remainingContinuations", "continuationCount"} <= set(
+            flow
+        ):
+            problems.append("continue needs remainingContinuations and continuationCount")
+    return problems
+
+
+def _effects_of(row: dict[str, JSON]) -> list[JSON]:
+    response = row["response"]
+    return list(response["result"]["effects"])
+
+
+def _lint_expected(row: dict[str, JSON], boundary: Boundary) -> list[str]:
+    problems: list[str] = []
+    expected = row["expected"]
+    params = row["request"]["params"]
+    effects = _effects_of(row)
+    kinds = [e["type"] for e in effects]
+    incoming = params.get("state") or {}
+    unknown = set(expected) - set(EXPECTED_KEYS)
+    if unknown:
+        problems.append(f"unknown expected keys {sorted(unknown)}")
+    if list(expected) != [k for k in EXPECTED_KEYS if k in expected]:
+        problems.append("expected keys out of the fixed order")
+    for key in ("decision", "executed", "messages", "effective"):
+        if key not in expected:
+            problems.append(f"missing expected key {key!r}")
+    if set(expected.get("effective", {})) != {boundary.target}:
+        problems.append(f"effective must hold exactly {boundary.target!r}")
+    if ("input" in expected) != (params["event"]["type"] == "tool.before"):
+        problems.append("input is expected exactly at tool.before")
+    elif "input" in expected and expected["input"] != expected.get("effective", {}).get("input"):
+        problems.append("input and effective.input differ")
+    continues = "continue" in params["capabilities"].get("flow", {}).get("operations", [])
+    for key in ("continuationInstructions", "continuationRemaining"):
+        if (key in expected) != continues:
+            problems.append(f"{key} is expected exactly when continue is advertised")
+    if ("injections" in expected) != ("inject" in kinds):
+        problems.append("injections are expected exactly when an inject effect is accepted")
+    elif "injections" in expected and len(expected["injections"]) != kinds.count("inject"):
+        problems.append("injections count differs from the inject effects")
+    has_flow = "flow" in kinds or incoming.get("flow") == "stop"
+    if ("flow" in expected) != has_flow:
+        problems.append("flow is expected exactly when a flow outcome exists")
+    if "result" in expected and "return" not in kinds and not incoming.get("candidate"):
+        problems.append("result without a return effect or incoming candidate")
+    settles = expected.get("decision") == "allow" and expected.get("flow") != "stop"
+    if "result" in expected and not settles:
+        problems.append("result is reported only for an allowed, unstopped boundary")
+    if "return" in kinds and settles and "result" not in expected:
+        problems.append(
+            "an accepted return at an allowed, unstopped boundary must be reported as result"
+        )
+    if "result" in expected and expected.get("executed") is not False:
+        problems.append("a reported result means the original operation did not execute")
+    if len(expected.get("messages", [])) != kinds.count("message"):
+        problems.append("messages count differs from the message effects")
+    if not boundary.gated and expected.get("executed") is not False:
+        problems.append("executed must be false where no operation is gated")
+    if not boundary.permission and expected.get("decision") != "allow":
+        problems.append("decision must be allow where there are no permission semantics")
+    return problems

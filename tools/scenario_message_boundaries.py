@@ -1,0 +1,1000 @@
+"""Core scenario groups at the boundaries whose target is a list of content:
+`tool.after` (output), `turn.finish.before` (response), `model.request.before`
+(request), `context.compact.before` (instructions) and `context.compact.after`
+(summary).
+
+Expectations are literal values reasoned from docs/scenarios.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import scenario_wire as w
+from scenario_model import Group, accepted, expect, rejected
+
+JSON = Any
+
+STAGED = w.note("Visible only if the response is accepted")
+
+# ---------------------------------------------------------------- tool.after
+
+TOOL_OUTPUT = [w.say("result-1", "tool", "10: Introduction\n11: Setup")]
+REDACTED = w.say("result-r", "tool", "[output redacted]")
+ANNOTATION = w.say("result-note", "tool", "Note: the guide moved to docs/v2.")
+WITHHELD_OUTPUT = [w.message("result-1", "tool", w.text_metadata("result-1-text"))]
+GAP_OUTPUT = [w.message("result-1", "tool", w.text_gap("result-1-text", "receiver unavailable"))]
+OMITTED_OUTPUT = [
+    w.message(
+        "result-1",
+        "tool",
+        w.text("result-1-head", "10: Introduction"),
+        w.text_omitted("result-1-rest"),
+    )
+]
+READ_INPUT = {"path": "docs/guide.md"}
+
+
+def after_call(items: list[JSON] = TOOL_OUTPUT) -> JSON:
+    return w.tool_after_event("read_file", "file_read", READ_INPUT, items)
+
+
+def after_caps(remaining: int = 3, count: int = 0, *operations: str) -> JSON:
+    ops = operations or ("stop", "continue")
+    return w.capabilities(
+        ["modify", "message", "flow", "inject"],
+        modify=w.target_caps("output"),
+        flow=w.flow_caps(*ops, remaining=remaining, count=count, maximum=3)
+        if "continue" in ops
+        else w.flow_caps(*ops),
+        inject=w.inject_caps("now", "next_turn"),
+    )
+
+
+OUTPUT_ONLY = w.capabilities(["modify", "message"], modify=w.target_caps("output"))
+
+
+def ta(output: list[JSON], messages: list[str] | None = None, **keys: JSON) -> dict[str, JSON]:
+    """Expected at tool.after: no permission semantics, no gated operation."""
+    return expect(
+        decision="allow",
+        executed=False,
+        messages=messages or [],
+        effective={"output": output},
+        **keys,
+    )
+
+
+def tool_after() -> Group:
+    s = "tool.after."
+    rows = [
+        accepted(
+            s + "no-effects",
+            after_call(),
+            OUTPUT_ONLY,
+            [],
+            ta(TOOL_OUTPUT),
+            ["output", "no-effect"],
+        ),
+        accepted(
+            s + "merge-appends-message",
+            after_call(),
+            OUTPUT_ONLY,
+            [w.merge("output", [ANNOTATION])],
+            ta([*TOOL_OUTPUT, ANNOTATION]),
+            ["output", "merge"],
+        ),
+        accepted(
+            s + "merge-keeps-duplicates",
+            after_call(),
+            OUTPUT_ONLY,
+            [w.merge("output", TOOL_OUTPUT)],
+            ta([*TOOL_OUTPUT, *TOOL_OUTPUT]),
+            ["output", "merge"],
+        ),
+        accepted(
+            s + "replace-whole-list",
+            after_call(),
+            OUTPUT_ONLY,
+            [w.note("Output redacted"), w.replace("output", [REDACTED])],
+            ta([REDACTED], ["Output redacted"]),
+            ["output", "replace", "message"],
+        ),
+        accepted(
+            s + "replace-then-merge",
+            after_call(),
+            OUTPUT_ONLY,
+            [w.replace("output", [REDACTED]), w.merge("output", [ANNOTATION])],
+            ta([REDACTED, ANNOTATION]),
+            ["output", "ordered"],
+        ),
+        accepted(
+            s + "merge-over-withheld-output",
+            after_call(WITHHELD_OUTPUT),
+            OUTPUT_ONLY,
+            [w.merge("output", [ANNOTATION])],
+            ta([*WITHHELD_OUTPUT, ANNOTATION]),
+            ["output", "merge", "withheld"],
+        ),
+        accepted(
+            s + "continue-with-instruction",
+            after_call(),
+            after_caps(),
+            [w.proceed("Summarise the file for the user")],
+            ta(
+                TOOL_OUTPUT,
+                flow="continue",
+                instructions=["Summarise the file for the user"],
+                remaining=2,
+            ),
+            ["output", "flow", "continuation"],
+        ),
+        accepted(
+            s + "continue-after-modify",
+            after_call(),
+            after_caps(),
+            [w.merge("output", [ANNOTATION]), w.proceed()],
+            ta([*TOOL_OUTPUT, ANNOTATION], flow="continue", instructions=[], remaining=2),
+            ["output", "flow", "continuation", "merge"],
+        ),
+        accepted(
+            s + "stop-keeps-allowance",
+            after_call(),
+            after_caps(),
+            [w.proceed("Look again"), w.stop("Output is conclusive")],
+            ta(TOOL_OUTPUT, flow="stop", instructions=["Look again"], remaining=3),
+            ["output", "flow", "continuation"],
+        ),
+        accepted(
+            s + "inject-keeps-allowance",
+            after_call(),
+            after_caps(),
+            [w.inject("next_turn", w.say("ctx-1", "user", "The guide moved."))],
+            ta(
+                TOOL_OUTPUT,
+                instructions=[],
+                remaining=3,
+                injections=[w.inject("next_turn", w.say("ctx-1", "user", "The guide moved."))],
+            ),
+            ["output", "continuation", "inject"],
+        ),
+    ]
+    negatives: list[tuple[str, str, JSON, list[JSON], list[str], list[JSON]]] = [
+        (
+            "object-for-list",
+            "schema-invalid",
+            OUTPUT_ONLY,
+            [STAGED, w.merge("output", {})],
+            ["content-shape"],
+            TOOL_OUTPUT,
+        ),
+        (
+            "bare-parts-for-messages",
+            "schema-invalid",
+            OUTPUT_ONLY,
+            [STAGED, w.replace("output", [w.text("p-1", "redacted")])],
+            ["content-shape"],
+            TOOL_OUTPUT,
+        ),
+        (
+            "primitive-for-list",
+            "schema-invalid",
+            OUTPUT_ONLY,
+            [STAGED, w.replace("output", "redacted")],
+            ["content-shape"],
+            TOOL_OUTPUT,
+        ),
+        (
+            "replace-over-metadata",
+            "application-invalid",
+            OUTPUT_ONLY,
+            [STAGED, w.replace("output", [REDACTED])],
+            ["withheld"],
+            WITHHELD_OUTPUT,
+        ),
+        (
+            "replace-over-gap",
+            "application-invalid",
+            OUTPUT_ONLY,
+            [w.replace("output", [REDACTED])],
+            ["withheld"],
+            GAP_OUTPUT,
+        ),
+        (
+            "replace-over-omitted-part",
+            "application-invalid",
+            OUTPUT_ONLY,
+            [w.replace("output", [REDACTED])],
+            ["withheld"],
+            OMITTED_OUTPUT,
+        ),
+        (
+            "return-not-allowed",
+            "capability-invalid",
+            OUTPUT_ONLY,
+            [STAGED, w.give([REDACTED])],
+            ["return-not-allowed"],
+            TOOL_OUTPUT,
+        ),
+        (
+            "continue-exhausted",
+            "application-invalid",
+            after_caps(0, 3),
+            [STAGED, w.proceed("One more")],
+            ["continuation"],
+            TOOL_OUTPUT,
+        ),
+        (
+            "continue-unadvertised",
+            "capability-invalid",
+            after_caps(0, 0, "stop"),
+            [STAGED, w.proceed()],
+            ["continuation"],
+            TOOL_OUTPUT,
+        ),
+    ]
+    rows += [
+        rejected(s + name, after_call(items), caps, effects, cls, ["output", *tags])
+        for name, cls, caps, effects, tags, items in negatives
+    ]
+    rows.append(
+        rejected(
+            s + "correlation-other-id",
+            after_call(),
+            OUTPUT_ONLY,
+            [],
+            "correlation-invalid",
+            ["output", "correlation"],
+            response=lambda sid: w.success(sid + "-late", [STAGED]),
+        )
+    )
+    return Group(
+        "output",
+        "tool.after",
+        "output edits are message lists; continuation at a tool result",
+        rows,
+    )
+
+
+# ---------------------------------------------------------------- turn.finish.before
+
+ANSWER = [w.say("answer-1", "assistant", "The build is green.")]
+FOLLOW_UP = w.say("answer-2", "assistant", "I also updated the changelog.")
+
+
+def finish(count: int = 0) -> JSON:
+    return w.turn_finish_event(ANSWER, continuation_count=count)
+
+
+def finish_caps(
+    remaining: int, count: int = 0, ops: tuple[str, ...] = ("stop", "continue")
+) -> JSON:
+    flow = (
+        w.flow_caps(*ops, remaining=remaining, count=count, maximum=3)
+        if "continue" in ops
+        else w.flow_caps(*ops)
+    )
+    return w.capabilities(
+        ["modify", "flow", "message"], modify=w.target_caps("response"), flow=flow
+    )
+
+
+def tf(
+    response: list[JSON] = ANSWER, messages: list[str] | None = None, **keys: JSON
+) -> dict[str, JSON]:
+    return expect(
+        decision="allow",
+        executed=False,
+        messages=messages or [],
+        effective={"response": response},
+        **keys,
+    )
+
+
+def turn_finish() -> Group:
+    s = "turn.finish.before."
+    check = "Run the test suite again"
+    logs = "Then read the deploy logs"
+    rows = [
+        accepted(
+            s + "continue-with-instruction",
+            finish(),
+            finish_caps(2),
+            [w.proceed(check)],
+            tf(flow="continue", instructions=[check], remaining=1),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "continue-without-instruction",
+            finish(),
+            finish_caps(2),
+            [w.note("Continuing"), w.proceed()],
+            tf(messages=["Continuing"], flow="continue", instructions=[], remaining=1),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "repeated-continue-consumes-one",
+            finish(),
+            finish_caps(2),
+            [w.proceed(check), w.proceed(logs)],
+            tf(flow="continue", instructions=[check, logs], remaining=1),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "repeated-continue-on-last-allowance",
+            finish(2),
+            finish_caps(1, 2),
+            [w.proceed(check), w.proceed(), w.proceed(logs)],
+            tf(flow="continue", instructions=[check, logs], remaining=0),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "stop-keeps-allowance",
+            finish(),
+            finish_caps(2),
+            [w.stop("Work is complete")],
+            tf(flow="stop", instructions=[], remaining=2),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "continue-then-stop",
+            finish(),
+            finish_caps(2),
+            [w.proceed(check), w.stop("Work is complete")],
+            tf(flow="stop", instructions=[check], remaining=2),
+            ["continuation", "flow", "precedence"],
+        ),
+        accepted(
+            s + "stop-then-continue",
+            finish(),
+            finish_caps(2),
+            [w.stop("Work is complete"), w.proceed(check)],
+            tf(flow="stop", instructions=[check], remaining=2),
+            ["continuation", "flow", "precedence"],
+        ),
+        accepted(
+            s + "incoming-stop-beats-continue",
+            finish(),
+            finish_caps(2),
+            [w.proceed(check)],
+            tf(flow="stop", instructions=[check], remaining=2),
+            ["continuation", "flow", "state"],
+            incoming=w.state(flow="stop"),
+        ),
+        accepted(
+            s + "no-effects-reports-allowance",
+            finish(),
+            finish_caps(2),
+            [],
+            tf(instructions=[], remaining=2),
+            ["continuation", "no-effect"],
+        ),
+        accepted(
+            s + "exhausted-allowance-allows-stop",
+            finish(3),
+            finish_caps(0, 3),
+            [w.stop("Out of continuations")],
+            tf(flow="stop", instructions=[], remaining=0),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "stop-only-advertised",
+            finish(),
+            finish_caps(0, 0, ("stop",)),
+            [w.stop("Work is complete")],
+            tf(flow="stop"),
+            ["flow"],
+        ),
+        accepted(
+            s + "continue-only-advertised",
+            finish(),
+            finish_caps(1, 0, ("continue",)),
+            [w.proceed(check)],
+            tf(flow="continue", instructions=[check], remaining=0),
+            ["continuation", "flow"],
+        ),
+        accepted(
+            s + "modify-response-then-continue",
+            finish(),
+            finish_caps(2),
+            [w.merge("response", [FOLLOW_UP]), w.proceed(check)],
+            tf([*ANSWER, FOLLOW_UP], flow="continue", instructions=[check], remaining=1),
+            ["continuation", "modify", "merge"],
+        ),
+        rejected(
+            s + "exhausted-allowance-rejects-message",
+            finish(3),
+            finish_caps(0, 3),
+            [STAGED, w.proceed(check)],
+            "application-invalid",
+            ["continuation", "flow"],
+        ),
+        rejected(
+            s + "exhausted-allowance-rejects-stop-too",
+            finish(3),
+            finish_caps(0, 3),
+            [w.stop("Work is complete"), w.proceed(check)],
+            "application-invalid",
+            ["continuation", "flow"],
+        ),
+        rejected(
+            s + "stop-unadvertised",
+            finish(),
+            finish_caps(1, 0, ("continue",)),
+            [STAGED, w.stop("Work is complete")],
+            "capability-invalid",
+            ["continuation", "flow"],
+        ),
+        rejected(
+            s + "continue-unadvertised",
+            finish(),
+            finish_caps(0, 0, ("stop",)),
+            [STAGED, w.proceed(check)],
+            "capability-invalid",
+            ["continuation", "flow"],
+        ),
+        rejected(
+            s + "continue-empty-instruction",
+            finish(),
+            finish_caps(2),
+            [STAGED, {"type": "flow", "operation": "continue", "instruction": ""}],
+            "schema-invalid",
+            ["continuation", "flow"],
+        ),
+        rejected(
+            s + "response-bare-parts",
+            finish(),
+            finish_caps(2),
+            [STAGED, w.merge("response", [w.text("p-1", "extra")])],
+            "schema-invalid",
+            ["content-shape"],
+        ),
+    ]
+    return Group(
+        "continuation",
+        "turn.finish.before",
+        "continue allowances: one per response, stop wins, none left rejects",
+        rows,
+    )
+
+
+# ---------------------------------------------------------------- model.request.before
+
+PROMPT = [
+    w.say("sys-1", "system", "You are a careful release assistant."),
+    w.say("user-1", "user", "Summarise the release notes."),
+]
+STYLE = w.say("dev-1", "developer", "Answer in one paragraph.")
+SHORT_PROMPT = [w.say("user-2", "user", "List the fixed bugs.")]
+MODEL_ANSWER = [w.say("asst-1", "assistant", "Release 2.4 fixes three bugs.")]
+WITHHELD_PROMPT = [
+    w.say("sys-1", "system", "You are a careful release assistant."),
+    w.message(
+        "user-1",
+        "user",
+        w.text("user-1-text", "Summarise this file:"),
+        w.attachment_metadata("user-1-file", "application/pdf"),
+    ),
+]
+
+
+def model_call(items: list[JSON] = PROMPT) -> JSON:
+    return w.model_request_event(items)
+
+
+MODEL_CAPS = w.capabilities(
+    ["deny", "modify", "message", "return", "flow", "inject"],
+    modify=w.target_caps("request"),
+    flow=w.flow_caps("stop"),
+    inject=w.inject_caps("now", "next_turn"),
+)
+
+
+def mr(
+    decision: str,
+    executed: bool,
+    request: list[JSON] = PROMPT,
+    messages: list[str] | None = None,
+    **keys: JSON,
+) -> dict[str, JSON]:
+    return expect(
+        decision=decision,
+        executed=executed,
+        messages=messages or [],
+        effective={"request": request},
+        **keys,
+    )
+
+
+def model_request() -> Group:
+    s = "model.request.before."
+    held = w.state(candidate=w.candidate_of(MODEL_ANSWER))
+    rows = [
+        accepted(
+            s + "no-effects-sends-request",
+            model_call(),
+            MODEL_CAPS,
+            [],
+            mr("allow", True),
+            ["request", "no-effect"],
+        ),
+        accepted(
+            s + "merge-appends-message",
+            model_call(),
+            MODEL_CAPS,
+            [w.merge("request", [STYLE])],
+            mr("allow", True, [*PROMPT, STYLE]),
+            ["request", "merge"],
+        ),
+        accepted(
+            s + "replace-then-merge",
+            model_call(),
+            MODEL_CAPS,
+            [w.replace("request", SHORT_PROMPT), w.merge("request", [STYLE])],
+            mr("allow", True, [*SHORT_PROMPT, STYLE]),
+            ["request", "replace", "ordered"],
+        ),
+        accepted(
+            s + "return-model-result",
+            model_call(),
+            MODEL_CAPS,
+            [w.give(MODEL_ANSWER)],
+            mr("allow", False, result=MODEL_ANSWER),
+            ["request", "return"],
+        ),
+        accepted(
+            s + "return-survives-later-modify",
+            model_call(),
+            MODEL_CAPS,
+            [w.give(MODEL_ANSWER), w.merge("request", [STYLE])],
+            mr("allow", False, [*PROMPT, STYLE], result=MODEL_ANSWER),
+            ["request", "return", "candidate"],
+        ),
+        accepted(
+            s + "deny-blocks-request",
+            model_call(),
+            MODEL_CAPS,
+            [w.give(MODEL_ANSWER), w.deny("Model budget exhausted")],
+            mr("deny", False),
+            ["request", "decision"],
+        ),
+        accepted(
+            s + "stop-beats-return",
+            model_call(),
+            MODEL_CAPS,
+            [w.give(MODEL_ANSWER), w.stop("Turn ends here")],
+            mr("allow", False, flow="stop"),
+            ["request", "flow", "return"],
+        ),
+        accepted(
+            s + "inject-now-with-message",
+            model_call(),
+            MODEL_CAPS,
+            [
+                w.note("Added release context"),
+                w.inject("now", w.say("ctx-1", "user", "Release 2.4 shipped today.")),
+            ],
+            mr(
+                "allow",
+                True,
+                messages=["Added release context"],
+                injections=[w.inject("now", w.say("ctx-1", "user", "Release 2.4 shipped today."))],
+            ),
+            ["request", "inject"],
+        ),
+        accepted(
+            s + "candidate-kept-without-effects",
+            model_call(),
+            MODEL_CAPS,
+            [],
+            mr("allow", False, result=MODEL_ANSWER),
+            ["request", "candidate", "state"],
+            incoming=held,
+        ),
+        accepted(
+            s + "candidate-kept-on-identical-replace",
+            model_call(),
+            MODEL_CAPS,
+            [w.replace("request", PROMPT)],
+            mr("allow", False, result=MODEL_ANSWER),
+            ["request", "candidate", "state", "deep-equal"],
+            incoming=held,
+        ),
+        accepted(
+            s + "candidate-dropped-on-merge",
+            model_call(),
+            MODEL_CAPS,
+            [w.merge("request", [STYLE])],
+            mr("allow", True, [*PROMPT, STYLE]),
+            ["request", "candidate", "state", "invalidation"],
+            incoming=held,
+        ),
+        accepted(
+            s + "merge-over-withheld-prompt",
+            model_call(WITHHELD_PROMPT),
+            MODEL_CAPS,
+            [w.merge("request", [STYLE])],
+            mr("allow", True, [*WITHHELD_PROMPT, STYLE]),
+            ["request", "merge", "withheld"],
+        ),
+    ]
+    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON], JSON]] = [
+        (
+            "object-for-list",
+            "schema-invalid",
+            [STAGED, w.merge("request", {"text": "hi"})],
+            ["content-shape"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "bare-parts-for-messages",
+            "schema-invalid",
+            [STAGED, w.merge("request", [w.text("p-1", "Answer briefly.")])],
+            ["content-shape"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "primitive-for-list",
+            "schema-invalid",
+            [STAGED, w.replace("request", 7)],
+            ["content-shape"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "replace-over-withheld",
+            "application-invalid",
+            [STAGED, w.replace("request", SHORT_PROMPT)],
+            ["withheld"],
+            WITHHELD_PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "return-text-parts",
+            "application-invalid",
+            [STAGED, w.give([w.text("p-1", "Release 2.4 fixes three bugs.")])],
+            ["return-shape"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "return-object",
+            "application-invalid",
+            [w.give({"text": "Release 2.4 fixes three bugs."})],
+            ["return-shape"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "prompt-target-not-allowed",
+            "capability-invalid",
+            [STAGED, w.merge("prompt", [STYLE])],
+            ["target"],
+            PROMPT,
+            MODEL_CAPS,
+        ),
+        (
+            "merge-unadvertised",
+            "capability-invalid",
+            [STAGED, w.merge("request", [STYLE])],
+            ["modify"],
+            PROMPT,
+            w.capabilities(
+                ["deny", "modify", "message"], modify=w.target_caps("request", merge=False)
+            ),
+        ),
+    ]
+    rows += [
+        rejected(s + name, model_call(items), caps, effects, cls, ["request", *tags])
+        for name, cls, effects, tags, items, caps in negatives
+    ]
+    return Group(
+        "request",
+        "model.request.before",
+        "request edits and a supplied model result (a message list)",
+        rows,
+    )
+
+
+# ---------------------------------------------------------------- context.compact.before
+
+HISTORY = [
+    w.say("u-1", "user", "Plan the database migration."),
+    w.say("a-1", "assistant", "Step one: freeze writes."),
+]
+KEEP = [w.text("instr-1", "Keep every decision and open question.")]
+EXTRA = w.text("instr-2", "Drop tool chatter.")
+SUMMARY = [w.text("sum-1", "Migration planned: freeze writes, copy, verify.")]
+WITHHELD_KEEP = [w.text("instr-1", "Keep every decision."), w.text_metadata("instr-secret")]
+
+
+def compact(instructions: list[JSON] | None = KEEP) -> JSON:
+    return w.compact_before_event(HISTORY, instructions)
+
+
+COMPACT_CAPS = w.capabilities(
+    ["deny", "modify", "message", "return", "inject"],
+    modify=w.target_caps("instructions"),
+    inject=w.inject_caps("next_turn"),
+)
+
+
+def cb(
+    decision: str,
+    executed: bool,
+    instructions: list[JSON],
+    messages: list[str] | None = None,
+    **keys: JSON,
+) -> dict[str, JSON]:
+    return expect(
+        decision=decision,
+        executed=executed,
+        messages=messages or [],
+        effective={"instructions": instructions},
+        **keys,
+    )
+
+
+def compact_before() -> Group:
+    s = "context.compact.before."
+    rows = [
+        accepted(
+            s + "no-effects-compacts",
+            compact(),
+            COMPACT_CAPS,
+            [],
+            cb("allow", True, KEEP),
+            ["instructions", "no-effect"],
+        ),
+        accepted(
+            s + "absent-instructions-are-empty",
+            compact(None),
+            COMPACT_CAPS,
+            [],
+            cb("allow", True, []),
+            ["instructions", "no-effect"],
+        ),
+        accepted(
+            s + "merge-into-absent-instructions",
+            compact(None),
+            COMPACT_CAPS,
+            [w.merge("instructions", [EXTRA])],
+            cb("allow", True, [EXTRA]),
+            ["instructions", "merge"],
+        ),
+        accepted(
+            s + "merge-appends-part",
+            compact(),
+            COMPACT_CAPS,
+            [w.merge("instructions", [EXTRA])],
+            cb("allow", True, [*KEEP, EXTRA]),
+            ["instructions", "merge"],
+        ),
+        accepted(
+            s + "replace-whole-list",
+            compact(),
+            COMPACT_CAPS,
+            [w.replace("instructions", [EXTRA])],
+            cb("allow", True, [EXTRA]),
+            ["instructions", "replace"],
+        ),
+        accepted(
+            s + "return-summary",
+            compact(),
+            COMPACT_CAPS,
+            [w.note("Summary supplied"), w.give(SUMMARY)],
+            cb("allow", False, KEEP, ["Summary supplied"], result=SUMMARY),
+            ["instructions", "return"],
+        ),
+        accepted(
+            s + "return-survives-later-modify",
+            compact(),
+            COMPACT_CAPS,
+            [w.give(SUMMARY), w.merge("instructions", [EXTRA])],
+            cb("allow", False, [*KEEP, EXTRA], result=SUMMARY),
+            ["instructions", "return", "candidate"],
+        ),
+        accepted(
+            s + "deny-blocks-compaction",
+            compact(),
+            COMPACT_CAPS,
+            [w.deny("Compaction is disabled during review")],
+            cb("deny", False, KEEP),
+            ["instructions", "decision"],
+        ),
+        accepted(
+            s + "inject-next-turn",
+            compact(),
+            COMPACT_CAPS,
+            [w.inject("next_turn", w.say("ctx-1", "user", "Context was compacted."))],
+            cb(
+                "allow",
+                True,
+                KEEP,
+                injections=[
+                    w.inject("next_turn", w.say("ctx-1", "user", "Context was compacted."))
+                ],
+            ),
+            ["instructions", "inject"],
+        ),
+        accepted(
+            s + "merge-over-withheld",
+            compact(WITHHELD_KEEP),
+            COMPACT_CAPS,
+            [w.merge("instructions", [EXTRA])],
+            cb("allow", True, [*WITHHELD_KEEP, EXTRA]),
+            ["instructions", "merge", "withheld"],
+        ),
+    ]
+    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON] | None]] = [
+        (
+            "messages-for-parts",
+            "schema-invalid",
+            [STAGED, w.merge("instructions", HISTORY)],
+            ["content-shape"],
+            KEEP,
+        ),
+        (
+            "object-for-list",
+            "schema-invalid",
+            [STAGED, w.merge("instructions", {"text": "x"})],
+            ["content-shape"],
+            KEEP,
+        ),
+        (
+            "attachment-part",
+            "schema-invalid",
+            [STAGED, w.merge("instructions", [w.attachment("img-1", "image/png", "upload-1")])],
+            ["content-shape"],
+            KEEP,
+        ),
+        (
+            "replace-over-withheld",
+            "application-invalid",
+            [STAGED, w.replace("instructions", [EXTRA])],
+            ["withheld"],
+            WITHHELD_KEEP,
+        ),
+        (
+            "return-messages",
+            "application-invalid",
+            [STAGED, w.give(HISTORY)],
+            ["return-shape"],
+            KEEP,
+        ),
+        (
+            "return-object",
+            "application-invalid",
+            [w.give({"summary": "short"})],
+            ["return-shape"],
+            KEEP,
+        ),
+        ("flow-not-allowed", "capability-invalid", [STAGED, w.stop("halt")], ["flow"], KEEP),
+    ]
+    rows += [
+        rejected(s + name, compact(instr), COMPACT_CAPS, effects, cls, ["instructions", *tags])
+        for name, cls, effects, tags, instr in negatives
+    ]
+    return Group(
+        "instructions",
+        "context.compact.before",
+        "compaction instructions (absent means empty) and a supplied summary",
+        rows,
+    )
+
+
+# ---------------------------------------------------------------- context.compact.after
+
+WITHHELD_SUMMARY = [
+    w.text("sum-1", "Migration planned."),
+    w.text_gap("sum-2", "summary exceeded limit"),
+]
+SUMMARY_NOTE = w.text("sum-note", "Reviewed by policy.")
+
+
+def compacted(summary: list[JSON] = SUMMARY) -> JSON:
+    return w.compact_after_event(summary, ["u-1", "a-1"])
+
+
+SUMMARY_CAPS = w.capabilities(
+    ["modify", "message", "inject"],
+    modify=w.target_caps("summary"),
+    inject=w.inject_caps("now", "next_turn"),
+)
+
+
+def ca(summary: list[JSON], messages: list[str] | None = None, **keys: JSON) -> dict[str, JSON]:
+    return expect(
+        decision="allow",
+        executed=False,
+        messages=messages or [],
+        effective={"summary": summary},
+        **keys,
+    )
+
+
+def compact_after() -> Group:
+    s = "context.compact.after."
+    rows = [
+        accepted(
+            s + "no-effects", compacted(), SUMMARY_CAPS, [], ca(SUMMARY), ["summary", "no-effect"]
+        ),
+        accepted(
+            s + "merge-appends-part",
+            compacted(),
+            SUMMARY_CAPS,
+            [w.merge("summary", [SUMMARY_NOTE])],
+            ca([*SUMMARY, SUMMARY_NOTE]),
+            ["summary", "merge"],
+        ),
+        accepted(
+            s + "replace-whole-list",
+            compacted(),
+            SUMMARY_CAPS,
+            [w.note("Summary rewritten"), w.replace("summary", [SUMMARY_NOTE])],
+            ca([SUMMARY_NOTE], ["Summary rewritten"]),
+            ["summary", "replace"],
+        ),
+        accepted(
+            s + "merge-over-gap",
+            compacted(WITHHELD_SUMMARY),
+            SUMMARY_CAPS,
+            [w.merge("summary", [SUMMARY_NOTE])],
+            ca([*WITHHELD_SUMMARY, SUMMARY_NOTE]),
+            ["summary", "merge", "withheld"],
+        ),
+        accepted(
+            s + "inject-now",
+            compacted(),
+            SUMMARY_CAPS,
+            [w.inject("now", w.say("ctx-1", "system", "History was summarised."))],
+            ca(
+                SUMMARY,
+                injections=[w.inject("now", w.say("ctx-1", "system", "History was summarised."))],
+            ),
+            ["summary", "inject"],
+        ),
+    ]
+    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON]]] = [
+        (
+            "messages-for-parts",
+            "schema-invalid",
+            [STAGED, w.replace("summary", HISTORY)],
+            ["content-shape"],
+            SUMMARY,
+        ),
+        (
+            "primitive-for-list",
+            "schema-invalid",
+            [STAGED, w.replace("summary", "short")],
+            ["content-shape"],
+            SUMMARY,
+        ),
+        (
+            "replace-over-gap",
+            "application-invalid",
+            [STAGED, w.replace("summary", [SUMMARY_NOTE])],
+            ["withheld"],
+            WITHHELD_SUMMARY,
+        ),
+        (
+            "return-not-allowed",
+            "capability-invalid",
+            [STAGED, w.give(SUMMARY)],
+            ["return-not-allowed"],
+            SUMMARY,
+        ),
+        ("deny-not-allowed", "capability-invalid", [w.deny("no")], ["decision"], SUMMARY),
+    ]
+    rows += [
+        rejected(s + name, compacted(summary), SUMMARY_CAPS, effects, cls, ["summary", *tags])
+        for name, cls, effects, tags, summary in negatives
+    ]
+    return Group(
+        "summary",
+        "context.compact.after",
+        "summary edits are text-part lists; nothing is gated",
+        rows,
+    )
