@@ -216,16 +216,23 @@ def test_server_grandchild_is_killed_and_reported(
     assert "ProcessLeak" in classes(report)
 
 
-def test_receipts_over_control_endpoint_without_receipt_log(
+def test_contract_v1_server_without_receipt_log(
     tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
 ) -> None:
+    """Receipts come from GET /receipts over HTTP and from the relay over stdio."""
     directory = fake_adapter("fake", receiptLog=False, serverReuse=False)
     code, report = run(tmp_path, [directory], small_set)
-    http = next(c for c in report["combinations"] if c["transport"] == "http")
-    assert http["status"] == "passed"
-    stdio = next(c for c in report["combinations"] if c["transport"] == "stdio")
-    assert {e["class"] for e in stdio["errors"]} == {"ReceiptsUnavailable"}
+    assert code == 0
+    assert report["summary"]["combinations"]["passed"] == 2
+
+
+def test_relay_receipts_catch_a_tampering_client_side(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    directory = fake_adapter("fake", client="skip-send", receiptLog=False)
+    code, report = run(tmp_path, [directory], small_set, "--transports", "stdio")
     assert code == 1
+    assert "ReceiptMissing" in classes(report, "stdio")
 
 
 def test_altered_expectations_fail_exactly_those_rows(

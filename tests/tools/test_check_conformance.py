@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,7 +63,8 @@ def fixture_copy(tmp_path: Path) -> Path:
 
 
 def manifest_of(tree: Path) -> dict[str, Any]:
-    return json.loads((tree / "draft" / "manifest.json").read_text())
+    manifest: dict[str, Any] = json.loads((tree / "draft" / "manifest.json").read_text())
+    return manifest
 
 
 def save_manifest(tree: Path, manifest: dict[str, Any]) -> None:
@@ -195,7 +197,7 @@ def test_formats_are_asserted(schemas: js.SchemaSet) -> None:
 
 
 def test_missing_format_packages_fail_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Permissive(js.FormatChecker):
+    class Permissive(jsonschema.FormatChecker):  # type: ignore[misc]
         def conforms(self, instance: object, format: str) -> bool:
             return True
 
@@ -373,7 +375,7 @@ def test_http_intercept_request_id_must_equal_event_id(schemas: js.SchemaSet) ->
 
 
 def test_intercept_response_envelope_is_open(schemas: js.SchemaSet) -> None:
-    response = {
+    response: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": "x",
         "futureMetadata": {"ignored": True},
