@@ -280,11 +280,9 @@ def test_unknown_schema_name_fails(fixture_copy: Path) -> None:
     def change(m: dict[str, Any]) -> None:
         case_named(m, "http.deny-response.valid")["schema"] = "schema/draft/tool-error.schema.json"
 
-    assert_one_line_problems(
-        mutate_manifest(fixture_copy, change),
-        "case http.deny-response.valid",
-        "unknown schema name",
-    )
+    problems = mutate_manifest(fixture_copy, change)
+    assert_one_line_problems(problems, "case http.deny-response.valid", "unknown schema name")
+    assert len(problems) == 1
 
 
 def test_duplicate_case_id_fails(fixture_copy: Path) -> None:
