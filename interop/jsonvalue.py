@@ -20,18 +20,26 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def loads(text: str | bytes, *, origin: str = "<string>") -> Any:
-    """Parse JSON, rejecting duplicate object keys and non-finite numbers."""
+def _reject_constant(name: str) -> Any:
+    raise JsonError(f"non-standard JSON constant {name}")
 
-    def reject_constant(name: str) -> Any:
-        raise JsonError(f"{origin}: non-standard JSON constant {name}")
 
+def loads(text: str | bytes, *, origin: str | None = None) -> Any:
+    """Parse JSON, rejecting duplicate object keys and non-finite numbers.
+
+    Errors name `origin` (a file, a stage) when given.
+    """
+    prefix = f"{origin}: " if origin else ""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=reject_constant)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
     except JsonError as exc:
-        raise JsonError(f"{origin}: {exc}") from None
+        raise JsonError(f"{prefix}{exc}") from None
+    except json.JSONDecodeError as exc:
+        raise JsonError(
+            f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise JsonError(f"{origin}: malformed JSON: {exc}") from None
+        raise JsonError(f"{prefix}malformed JSON: {exc}") from None
 
 
 def load_file(path: Path) -> Any:

@@ -63,10 +63,10 @@ def write_json(path: Path, value: Any) -> Path:
     return path
 
 
-def read_receipt_log(path: Path, offset: int) -> tuple[list[Any], list[str]]:
-    """Intercept receipts appended after `offset`; malformed lines are reported."""
+def read_receipt_log(path: Path, offset: int) -> tuple[list[Any], list[CombinationError]]:
+    """Intercept receipts appended after `offset`; malformed lines are errors."""
     requests: list[Any] = []
-    problems: list[str] = []
+    problems: list[CombinationError] = []
     if not path.exists():
         return requests, problems
     with path.open("rb") as handle:
@@ -77,10 +77,16 @@ def read_receipt_log(path: Path, offset: int) -> tuple[list[Any], list[str]]:
             try:
                 entry = loads(line, origin=f"receipt line {number}")
             except JsonError as exc:
-                problems.append(str(exc))
+                problems.append(CombinationError("receipts", "ReceiptMalformed", str(exc)))
                 continue
             if not isinstance(entry, dict) or entry.get("kind") not in ("request", "discovery"):
-                problems.append(f"receipt line {number}: not a {{kind, message}} entry")
+                problems.append(
+                    CombinationError(
+                        "receipts",
+                        "ReceiptMalformed",
+                        f"line {number}: not a {{kind, message}} entry",
+                    )
+                )
             elif entry["kind"] == "request":
                 requests.append(entry.get("message"))
     return requests, problems
@@ -171,8 +177,7 @@ class Server:
 
     def receipts(self, offset: int) -> tuple[list[Any] | None, list[CombinationError]]:
         if self.receipt_log is not None:
-            requests, problems = read_receipt_log(self.receipt_log, offset)
-            return requests, [CombinationError("receipts", "ReceiptMalformed", p) for p in problems]
+            return read_receipt_log(self.receipt_log, offset)
         try:
             answer = call(self.control, "GET", "/receipts")
         except ControlError as exc:

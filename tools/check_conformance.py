@@ -35,6 +35,7 @@ from jsonschema_support import (
     load_json_file,
     loads_strict,
 )
+from scenario_lint import EXPECTED_KEYS as SCENARIO_EXPECTED_KEYS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA_DIR = REPO_ROOT / "schemas" / "draft"
@@ -54,18 +55,7 @@ SHA256_HEX = re.compile(r"[a-f0-9]{64}\Z")
 
 SCENARIO_KEYS = {"id", "request", "response", "expected", "expectError", "hostExpected", "tags"}
 SCENARIO_REQUIRED = {"id", "request", "response", "tags"}
-EXPECTED_KEYS = {
-    "decision",
-    "executed",
-    "messages",
-    "input",
-    "effective",
-    "result",
-    "flow",
-    "continuationInstructions",
-    "continuationRemaining",
-    "injections",
-}
+EXPECTED_KEYS = frozenset(SCENARIO_EXPECTED_KEYS)
 SCHEMA_INVALID_TAG = "schema-invalid"
 INTERCEPT_REQUEST = "intercept-request.schema.json"
 INTERCEPT_RESPONSE = "intercept-response.schema.json"

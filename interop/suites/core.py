@@ -13,12 +13,14 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from interop import relay
 from interop.adapters import Adapter
 from interop.control import ControlError
 from interop.grid import Combination
 from interop.runtime import (
+    ClientRun,
     RunContext,
     Server,
     ServerStartError,
@@ -180,18 +182,7 @@ class CoreSuite:
         client = adapters[combination.client]
         stage = f"client[{scenario_set.name}]"
         if start_error is not None:
-            verdict = verify_set(
-                scenario_set,
-                report=None,
-                receipts=None,
-                client_exit=None,
-                language=client.language,
-                blind=client.blind,
-                stage=stage,
-                prior_errors=[start_error],
-            )
-            outcome.rows.extend(verdict.rows)
-            outcome.errors.extend(verdict.errors)
+            self._record(outcome, scenario_set, client, stage, None, None, [start_error])
             return
         offset = server.receipt_offset()
         run = run_client(
@@ -205,15 +196,28 @@ class CoreSuite:
         )
         receipts, receipt_errors = server.receipts(offset)
         ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
+        self._record(outcome, scenario_set, client, stage, run, receipts, receipt_errors)
+
+    @staticmethod
+    def _record(
+        outcome: Outcome,
+        scenario_set: ScenarioSet,
+        client: Adapter,
+        stage: str,
+        run: ClientRun | None,
+        receipts: list[Any] | None,
+        errors: list[CombinationError],
+    ) -> None:
+        """Verify one client run (or a run that never happened) into the outcome."""
         verdict = verify_set(
             scenario_set,
-            report=run.report,
+            report=run.report if run else None,
             receipts=receipts,
-            client_exit=run.exit_code,
+            client_exit=run.exit_code if run else None,
             language=client.language,
             blind=client.blind,
             stage=stage,
-            prior_errors=run.errors + receipt_errors,
+            prior_errors=(run.errors if run else []) + errors,
         )
         outcome.rows.extend(verdict.rows)
         outcome.errors.extend(verdict.errors)
@@ -271,18 +275,6 @@ class CoreSuite:
             )
             receipts, problems = read_receipt_log(receipt_log, 0)
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
-            verdict = verify_set(
-                scenario_set,
-                report=run.report,
-                receipts=receipts,
-                client_exit=run.exit_code,
-                language=client.language,
-                blind=client.blind,
-                stage=stage,
-                prior_errors=run.errors
-                + [CombinationError("receipts", "ReceiptMalformed", p) for p in problems],
-            )
-            outcome.rows.extend(verdict.rows)
-            outcome.errors.extend(verdict.errors)
+            self._record(outcome, scenario_set, client, stage, run, receipts, problems)
         outcome.seconds = time.monotonic() - started
         return outcome
