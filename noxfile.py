@@ -16,6 +16,7 @@ ROOT = Path(__file__).parent
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["tests"]
 PYTHON = "3.11"
+SCENARIO_FILES = ("scenarios/core.json", "scenarios/upstream/scenarios.json")
 
 
 def _install(session: nox.Session) -> None:
@@ -29,6 +30,10 @@ def _install(session: nox.Session) -> None:
     session.install("--require-hashes", "-r", str(ROOT / "requirements.lock"))
     session.install("--no-deps", "-e", str(ROOT))
     stamp.write_text(digest.hexdigest())
+
+
+def _check_scenarios(session: nox.Session) -> None:
+    session.run("python", "tools/check_conformance.py", "--scenarios", *SCENARIO_FILES)
 
 
 def _build_adapters(session: nox.Session) -> None:
@@ -62,13 +67,7 @@ def scenarios(session: nox.Session) -> None:
     """Regenerate the scenario files; `-- --check` verifies them byte for byte."""
     _install(session)
     session.run("python", "tools/generate_scenarios.py", *session.posargs)
-    session.run(
-        "python",
-        "tools/check_conformance.py",
-        "--scenarios",
-        "scenarios/core.json",
-        "scenarios/upstream/scenarios.json",
-    )
+    _check_scenarios(session)
 
 
 @nox.session(python=PYTHON)
@@ -86,16 +85,17 @@ def tests(session: nox.Session) -> None:
     _install(session)
     session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
     session.run("python", "tools/generate_scenarios.py", "--check")
-    session.run(
-        "python",
-        "tools/check_conformance.py",
-        "--scenarios",
-        "scenarios/core.json",
-        "scenarios/upstream/scenarios.json",
-    )
+    _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
     session.run("pytest", *session.posargs)
     session.run(
-        "python", "-m", "interop", "matrix", "--suite", "core", "--output", "reports/smoke/report.json"
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "core",
+        "--output",
+        "reports/smoke/report.json",
     )
