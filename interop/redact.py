@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 PLACEHOLDER = "[REDACTED]"
+_VOLATILE = (
+    (re.compile(r"(127\.0\.0\.1|localhost|\[::1\]):\d+"), r"\1:<port>"),
+    (re.compile(r"\bpid \d+"), "pid <pid>"),
+)
 
 
 class Redactor:
@@ -12,7 +17,13 @@ class Redactor:
 
     def __init__(self) -> None:
         self._secrets: set[str] = set()
+        self._paths: dict[str, str] = {}
         self._lock = threading.Lock()
+
+    def add_path(self, path: str, placeholder: str) -> None:
+        """Replace a run-specific path (e.g. the temp dir) with a stable placeholder."""
+        with self._lock:
+            self._paths[path] = placeholder
 
     def add(self, secret: str) -> None:
         if len(secret) < 8:
@@ -26,6 +37,17 @@ class Redactor:
         for secret in secrets:
             if secret in text:
                 text = text.replace(secret, PLACEHOLDER)
+        return text
+
+    def stable(self, text: str) -> str:
+        """Redact, then replace what varies between runs: paths, ports, pids."""
+        text = self(text)
+        with self._lock:
+            paths = sorted(self._paths.items(), key=lambda item: len(item[0]), reverse=True)
+        for path, placeholder in paths:
+            text = text.replace(path, placeholder)
+        for pattern, replacement in _VOLATILE:
+            text = pattern.sub(replacement, text)
         return text
 
     def bytes(self, data: bytes) -> bytes:

@@ -123,12 +123,14 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     process.become_subreaper()
     redactor = Redactor()
     registry = process.Registry()
+    redactor.add_path(str(ROOT), "<repo>")
     logs = options.output.parent / "logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     interrupted = False
     with ExitStack() as stack:
         work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
+        redactor.add_path(str(work), "<run>")
         stack.callback(shutil.rmtree, work, True)
         trust = Trust.create(redactor, parent=work)
         stack.callback(trust.destroy)

@@ -276,3 +276,31 @@ def test_altered_expectations_fail_exactly_those_rows(
     failed = [r.id for r in verdict.rows if r.status == "failed"]
     assert failed == [document["scenarios"][0]["id"], document["scenarios"][3]["id"]]
     assert honest.exists()
+
+
+def test_report_is_byte_identical_across_runs(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    directory = fake_adapter("fake", client="lie")
+    outputs = []
+    for attempt in ("one", "two"):
+        output = tmp_path / attempt / "report.json"
+        argv = [
+            "matrix",
+            "--adapter-dir",
+            str(directory),
+            "--adapters-root",
+            str(tmp_path / "none"),
+            "--scenarios",
+            str(small_set),
+            "--auth",
+            "none",
+            "--output",
+            str(output),
+            "--quiet",
+        ]
+        assert main(argv) == 1
+        outputs.append(output.read_bytes())
+        assert (output.parent / "timings.json").exists()
+        assert (output.parent / "report.xml").exists() and (output.parent / "report.html").exists()
+    assert outputs[0] == outputs[1]

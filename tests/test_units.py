@@ -48,6 +48,13 @@ def test_redactor_replaces_every_secret() -> None:
         redact.add("short")
 
 
+def test_stable_text_hides_ports_pids_and_run_paths() -> None:
+    redact = Redactor()
+    redact.add_path("/tmp/ahp-run-x1", "<run>")
+    text = "connect 127.0.0.1:43123 failed (pid 991) in /tmp/ahp-run-x1/client-3"
+    assert redact.stable(text) == "connect 127.0.0.1:<port> failed (pid <pid>) in <run>/client-3"
+
+
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [

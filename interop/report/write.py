@@ -24,7 +24,7 @@ def write_reports(
 ) -> list[Path]:
     """`report.json` (given path), `report.xml`, `report.html`, `timings.json` beside it."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = redactor(dumps_canonical(document))
+    text = redactor.stable(dumps_canonical(document))
     redacted = json.loads(text)
     files = {
         output: text.encode("utf-8"),
