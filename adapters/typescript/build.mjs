@@ -1,0 +1,48 @@
+// Incremental build of the TypeScript adapter, with no dependencies.
+// Runs `npm ci` only when package-lock.json changed since the last install
+// (npm ci deletes node_modules every time), then `tsc -b` (incremental).
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = dirname(fileURLToPath(import.meta.url));
+const stampFile = join(root, "node_modules", ".lock-stamp");
+const lockHash = createHash("sha256")
+  .update(readFileSync(join(root, "package-lock.json")))
+  .digest("hex");
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit" });
+  if (result.status !== 0) {
+    process.stderr.write(`build: ${command} ${args.join(" ")} failed\n`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+const installed =
+  existsSync(stampFile) && readFileSync(stampFile, "utf8").trim() === lockHash;
+if (!installed) {
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
+  writeFileSync(stampFile, `${lockHash}\n`);
+}
+run(process.execPath, [
+  join(root, "node_modules", "typescript", "bin", "tsc"),
+  "-b",
+  "test",
+]);
+// Compile the canonical schemas once (cached by content under dist/schema-cache/).
+const schemas = await import(
+  pathToFileURL(join(root, "dist", "schemas.js")).href
+);
+try {
+  schemas.loadSchemas();
+} catch (error) {
+  process.stderr.write(`build: schemas not compiled yet: ${error.message}\n`);
+}
+process.stdout.write(
+  installed
+    ? "build: dependencies up to date; compiled\n"
+    : "build: installed dependencies; compiled\n",
+);
