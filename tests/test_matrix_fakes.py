@@ -304,3 +304,41 @@ def test_report_is_byte_identical_across_runs(
         assert (output.parent / "timings.json").exists()
         assert (output.parent / "report.xml").exists() and (output.parent / "report.html").exists()
     assert outputs[0] == outputs[1]
+
+
+def test_upstream_style_checkout_plugs_in_under_compat(tmp_path: Path, small_set: Path) -> None:
+    """An SDK checkout with interop/adapter.json and no extensions runs unchanged."""
+    import sys
+
+    from tests.conftest import FAKE
+
+    checkout = tmp_path / "sdk-checkout"
+    (checkout / "interop").mkdir(parents=True)
+    manifest = {
+        "language": "fake",
+        "client": [sys.executable, str(FAKE), "client"],
+        "server": [sys.executable, str(FAKE), "server"],
+    }
+    (checkout / "interop" / "adapter.json").write_text(json.dumps(manifest))
+    code, report = run(tmp_path, [checkout], small_set, "--profile", "compat")
+    assert code == 0
+    assert report["profile"] == "compat"
+    assert report["summary"]["combinations"]["passed"] == 2
+    with pytest.raises(SystemExit):
+        main(["matrix", "--profile", "nonsense"])
+    assert (
+        main(
+            [
+                "matrix",
+                "--adapter-dir",
+                str(checkout),
+                "--adapters-root",
+                str(tmp_path / "x"),
+                "--scenarios",
+                str(small_set),
+                "--output",
+                str(tmp_path / "o" / "r.json"),
+            ]
+        )
+        == 2
+    )
