@@ -1,0 +1,1 @@
+"""ahp_py: an independent AHP implementation (SDK core, transports, contract CLI)."""

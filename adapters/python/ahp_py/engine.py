@@ -1,0 +1,359 @@
+"""The composition engine: apply one intercept response to its request (no I/O).
+
+``apply`` stages the whole response (acceptance checks, serial modification,
+candidate binding, permission and flow resolution, the host rule) and returns
+either the derived result or ``{"rejected": true}``: nothing is published from
+a response that fails anywhere. See docs/scenarios.md, "Composition rules".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import codec, content
+from .boundaries import BOUNDARIES, Boundary
+
+PERMISSION_RANK = {"none": 0, "allow": 1, "ask": 2, "deny": 3}
+KNOWN_EFFECTS = frozenset(
+    {"deny", "allow", "ask", "modify", "message", "return", "flow", "inject"}
+)
+MODIFY_OPERATIONS = frozenset({"replace", "merge"})
+DELIVERY = frozenset({"now", "next_turn"})
+
+ResponseCheck = Callable[[Any], "str | None"]
+
+
+class Unsupported(Exception):
+    """The request is for an event type this engine does not implement."""
+
+
+class Rejected(Exception):
+    """The whole response is rejected; the message says why (diagnostics only)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    actual: dict[str, Any]
+    reason: str | None = None  # why the response was rejected, for diagnostics
+
+
+def boundary_for(request: Any) -> Boundary:
+    event_type = _get(request, "params", "event", "type")
+    boundary = BOUNDARIES.get(event_type) if isinstance(event_type, str) else None
+    if boundary is None:
+        raise Unsupported(f"event type {event_type!r} is not implemented by ahp_py")
+    return boundary
+
+
+def apply(
+    request: dict[str, Any], response: Any, response_error: ResponseCheck | None = None
+) -> Outcome:
+    """Derive the application result of ``response`` to ``request``.
+
+    ``response_error`` validates the whole response message against the
+    canonical ``intercept-response`` schema (None when valid, else a reason).
+    Raises Unsupported for event types outside the boundary table.
+    """
+    boundary = boundary_for(request)
+    try:
+        actual = _Transaction(boundary, request).run(response, response_error)
+    except Rejected as exc:
+        return Outcome({"rejected": True}, str(exc))
+    return Outcome(actual)
+
+
+def _get(node: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _non_empty_string(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def check_effect_structure(effect: Any, index: int) -> None:
+    """Required fields and types of each effect (closedness is the schema's job)."""
+    where = f"effect {index}"
+    if not isinstance(effect, dict):
+        raise Rejected(f"{where} is not an object")
+    kind = effect.get("type")
+    if kind not in KNOWN_EFFECTS:
+        raise Rejected(f"{where} has unknown type {kind!r}")
+    if kind == "deny" and not _non_empty_string(effect.get("reason")):
+        raise Rejected(f"{where}: deny needs a non-empty reason")
+    if kind == "message" and not isinstance(effect.get("text"), str):
+        raise Rejected(f"{where}: message text must be a string")
+    if kind == "return" and "value" not in effect:
+        raise Rejected(f"{where}: return needs a value")
+    if kind == "modify":
+        if not isinstance(effect.get("target"), str):
+            raise Rejected(f"{where}: modify needs a target")
+        if effect.get("operation") not in MODIFY_OPERATIONS:
+            raise Rejected(f"{where}: modify operation must be replace or merge")
+        if "value" not in effect:
+            raise Rejected(f"{where}: modify needs a value")
+    if kind == "flow":
+        operation = effect.get("operation")
+        if operation == "stop":
+            if not _non_empty_string(effect.get("reason")):
+                raise Rejected(f"{where}: flow stop needs a non-empty reason")
+        elif operation == "continue":
+            if "instruction" in effect and not _non_empty_string(effect["instruction"]):
+                raise Rejected(
+                    f"{where}: continue instruction must be a non-empty string"
+                )
+        else:
+            raise Rejected(f"{where}: flow operation must be stop or continue")
+    if kind == "inject":
+        if effect.get("target") != "context" or effect.get("operation") != "append":
+            raise Rejected(f"{where}: inject must append to context")
+        if effect.get("deliverAt") not in DELIVERY:
+            raise Rejected(f"{where}: inject deliverAt must be now or next_turn")
+        error = content.message_list_error(effect.get("value"))
+        if error:
+            raise Rejected(f"{where}: inject value: {error}")
+
+
+class _Transaction:
+    """Stages one response; nothing escapes unless every step succeeds."""
+
+    def __init__(self, boundary: Boundary, request: dict[str, Any]) -> None:
+        self.boundary = boundary
+        self.request = request
+        params = request.get("params") or {}
+        self.event: dict[str, Any] = params.get("event") or {}
+        self.capabilities: dict[str, Any] = _as_dict(params.get("capabilities"))
+        self.state: dict[str, Any] = _as_dict(params.get("state"))
+        self.protocol_version = params.get("protocolVersion")
+        self.original = boundary.original(self.event)
+        self.current = codec.clone(self.original)
+        self.incoming_candidate_valid = True
+        incoming = self.state.get("permission")
+        self.permission = (
+            PERMISSION_RANK.get(incoming, 0) if isinstance(incoming, str) else 0
+        )
+        self.stop = self.state.get("flow") == "stop"
+        self.continued = False
+        self.instructions: list[str] = []
+        self.messages: list[str] = []
+        self.injections: list[Any] = []
+        self.returned: tuple[Any] | None = None
+
+    # Phase 1: the envelope.
+    def check_envelope(
+        self, response: Any, response_error: ResponseCheck | None
+    ) -> list[Any]:
+        if not isinstance(response, dict):
+            raise Rejected("response is not a JSON object")
+        if response.get("jsonrpc") != "2.0":
+            raise Rejected("jsonrpc is not '2.0'")
+        if "id" not in response or not codec.json_equal(
+            response["id"], self.request.get("id")
+        ):
+            raise Rejected("response id does not match the request id")
+        if "error" in response:
+            raise Rejected("response carries a JSON-RPC error")
+        result = response.get("result")
+        if not isinstance(result, dict):
+            raise Rejected("result is not an object")
+        if response_error is not None:
+            error = response_error(response)
+            if error:
+                raise Rejected(f"schema: {error}")
+        if not (
+            isinstance(result.get("protocolVersion"), str)
+            and result["protocolVersion"] == self.protocol_version
+        ):
+            raise Rejected("result protocolVersion differs from the request's")
+        effects = result.get("effects")
+        if not isinstance(effects, list):
+            raise Rejected("result effects is not an array")
+        for index, effect in enumerate(effects):
+            check_effect_structure(effect, index)
+        return effects
+
+    def run(
+        self, response: Any, response_error: ResponseCheck | None
+    ) -> dict[str, Any]:
+        effects = self.check_envelope(response, response_error)
+        advertised = self.capabilities.get("effects")
+        advertised = advertised if isinstance(advertised, list) else []
+        for index, effect in enumerate(effects):
+            kind = effect["type"]
+            if kind not in advertised:
+                raise Rejected(f"effect {index}: {kind} is not advertised")
+            if kind not in self.boundary.effects:
+                raise Rejected(
+                    f"effect {index}: {kind} is not allowed at {self.boundary.event}"
+                )
+            getattr(self, "_on_" + kind)(effect, index)
+        self.check_host_rule()
+        return self.derive()
+
+    # Phase 1 + staging, effect by effect, in response order.
+    def _on_deny(self, effect: dict[str, Any], index: int) -> None:
+        self.permission = max(self.permission, PERMISSION_RANK["deny"])
+
+    def _on_ask(self, effect: dict[str, Any], index: int) -> None:
+        self.permission = max(self.permission, PERMISSION_RANK["ask"])
+
+    def _on_allow(self, effect: dict[str, Any], index: int) -> None:
+        self.permission = max(self.permission, PERMISSION_RANK["allow"])
+
+    def _on_message(self, effect: dict[str, Any], index: int) -> None:
+        self.messages.append(effect["text"])
+
+    def _on_return(self, effect: dict[str, Any], index: int) -> None:
+        check = self.boundary.return_error
+        if check is None:
+            raise Rejected(
+                f"effect {index}: return is not allowed at {self.boundary.event}"
+            )
+        error = check(effect["value"])
+        if error:
+            raise Rejected(f"effect {index}: return value: {error}")
+        self.returned = (codec.clone(effect["value"]),)
+
+    def _on_inject(self, effect: dict[str, Any], index: int) -> None:
+        context = _get(self.capabilities, "inject", "context")
+        delivery = _get(context, "deliverAt")
+        if _get(context, "append") is not True:
+            raise Rejected(f"effect {index}: context append is not advertised")
+        if not isinstance(delivery, list) or effect["deliverAt"] not in delivery:
+            raise Rejected(
+                f"effect {index}: deliverAt {effect['deliverAt']} is not advertised"
+            )
+        self.injections.append(codec.clone(effect))
+
+    def _on_flow(self, effect: dict[str, Any], index: int) -> None:
+        operation = effect["operation"]
+        operations = _get(self.capabilities, "flow", "operations")
+        if not isinstance(operations, list) or operation not in operations:
+            raise Rejected(f"effect {index}: flow {operation} is not advertised")
+        if operation not in self.boundary.flow_operations:
+            raise Rejected(f"effect {index}: flow {operation} is not allowed here")
+        if operation == "stop":
+            self.stop = True
+            return
+        if self.remaining_continuations() <= 0:
+            raise Rejected(f"effect {index}: no continuation allowance remains")
+        self.continued = True
+        if "instruction" in effect:
+            self.instructions.append(effect["instruction"])
+
+    def _on_modify(self, effect: dict[str, Any], index: int) -> None:
+        target, operation, value = (
+            effect["target"],
+            effect["operation"],
+            effect["value"],
+        )
+        where = f"effect {index}"
+        if target != self.boundary.target:
+            raise Rejected(
+                f"{where}: target {target} does not exist at {self.boundary.event}"
+            )
+        if _get(self.capabilities, "modify", target, operation) is not True:
+            raise Rejected(f"{where}: {operation} of {target} is not advertised")
+        editable = self.boundary.editable(self.event)
+        if editable:
+            raise Rejected(f"{where}: {editable}")
+        error = self.boundary.value_error(value)
+        if error:
+            raise Rejected(f"{where}: value: {error}")
+        value = codec.clone(value)
+        if self.boundary.list_target:
+            if operation == "replace":
+                if content.holds_withheld(self.current):
+                    raise Rejected(f"{where}: whole-list replace over withheld content")
+                staged = value
+            else:
+                staged = list(self.current) + value
+        elif operation == "replace":
+            staged = value
+        else:
+            staged = dict(self.current) if isinstance(self.current, dict) else {}
+            staged.update(value)
+        error = self.boundary.value_error(staged)
+        if error:
+            raise Rejected(f"{where}: effective value: {error}")
+        self.current = staged
+        if not codec.json_equal(self.current, self.original):
+            self.incoming_candidate_valid = False
+
+    def remaining_continuations(self) -> int:
+        remaining = _get(self.capabilities, "flow", "remainingContinuations")
+        return int(remaining) if codec.is_integer(remaining) else 0
+
+    def check_host_rule(self) -> None:
+        """The synthetic host's one rule: tool `task` needs a positive integer."""
+        if (
+            self.boundary.event != "tool.before"
+            or _get(self.event, "tool", "name") != "task"
+        ):
+            return
+        if not isinstance(self.current, dict) or not codec.is_positive_integer(
+            self.current.get("task")
+        ):
+            raise Rejected("host rule: task input needs a positive integer task")
+
+    # Phase 2: publish.
+    def derive(self) -> dict[str, Any]:
+        boundary = self.boundary
+        if boundary.permission:
+            rank = self.permission
+            decision = (
+                "allow"
+                if rank <= PERMISSION_RANK["allow"]
+                else ("ask" if rank == PERMISSION_RANK["ask"] else "deny")
+            )
+        else:
+            decision = "allow"
+        flow = "stop" if self.stop else ("continue" if self.continued else None)
+        candidate = self.candidate()
+        proceeds = decision == "allow" and flow != "stop"
+        actual: dict[str, Any] = {
+            "decision": decision,
+            "executed": proceeds and candidate is None and boundary.gated,
+            "messages": self.messages,
+        }
+        if boundary.target == "input":
+            actual["input"] = self.current
+        actual["effective"] = {boundary.target: self.current}
+        if candidate is not None and proceeds:
+            actual["result"] = candidate[0]
+        if flow is not None:
+            actual["flow"] = flow
+        operations = _get(self.capabilities, "flow", "operations")
+        if isinstance(operations, list) and "continue" in operations:
+            actual["continuationInstructions"] = self.instructions
+            actual["continuationRemaining"] = self.remaining_continuations() - (
+                1 if flow == "continue" else 0
+            )
+        if self.injections:
+            actual["injections"] = self.injections
+        return actual
+
+    def candidate(self) -> tuple[Any] | None:
+        """The bound supplied result: this response's last return, else a
+        still-valid incoming candidate."""
+        if self.boundary.return_error is None:
+            return None
+        if self.returned is not None:
+            return self.returned
+        incoming = self.state.get("candidate")
+        if (
+            isinstance(incoming, dict)
+            and "value" in incoming
+            and self.incoming_candidate_valid
+        ):
+            return (codec.clone(incoming["value"]),)
+        return None
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
