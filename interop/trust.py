@@ -287,11 +287,7 @@ class Trust:
             else:
                 auth["publicKeyFile"] = self.path(f"{mode}-public.pem")
         elif mode == "mtls" and profile == "compat":
-            auth.update(
-                caFile=self.path("ca.pem"),
-                certFile=self.path("server.pem"),
-                keyFile=self.path("server-key.pem"),
-            )
+            auth.update(self._compat_tls_files("server"))
         return auth, tls
 
     def client_auth(self, mode: str, profile: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -314,12 +310,16 @@ class Trust:
         elif mode == "workload":
             auth["assertion"] = self.token("workload", profile)
         elif mode == "mtls" and profile == "compat":
-            auth.update(
-                caFile=self.path("ca.pem"),
-                certFile=self.path("client.pem"),
-                keyFile=self.path("client-key.pem"),
-            )
+            auth.update(self._compat_tls_files("client"))
         return auth, tls
+
+    def _compat_tls_files(self, role: str) -> dict[str, str]:
+        """The upstream wire carries mTLS files in `auth` (ours: in `tls`)."""
+        return {
+            "caFile": self.path("ca.pem"),
+            "certFile": self.path(f"{role}.pem"),
+            "keyFile": self.path(f"{role}-key.pem"),
+        }
 
     def _server_tls(self, mode: str, profile: str) -> dict[str, Any] | None:
         if profile != "strict" or mode == "none":

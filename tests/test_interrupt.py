@@ -16,6 +16,7 @@ import psutil
 
 from interop import ROOT
 from interop.process import wait_for_file
+from tests.conftest import matrix_argv
 
 
 def _processes_mentioning(text: str) -> list[psutil.Process]:
@@ -44,18 +45,7 @@ def test_ctrl_c_kills_everything_and_removes_trust(
             sys.executable,
             "-m",
             "interop",
-            "matrix",
-            "--adapter-dir",
-            str(adapter),
-            "--adapters-root",
-            str(tmp_path / "none"),
-            "--scenarios",
-            str(small_set),
-            "--auth",
-            "none",
-            "--output",
-            str(tmp_path / "out" / "report.json"),
-            "--quiet",
+            *matrix_argv([adapter], small_set, tmp_path / "out" / "report.json"),
         ],
         cwd=ROOT,
         env=env,

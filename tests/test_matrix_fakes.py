@@ -16,31 +16,15 @@ import pytest
 
 from interop.cli import main
 from interop.process import OWNER_VARIABLE
+from tests.conftest import FAKE, matrix_argv
 
 
 def run(
     tmp_path: Path, dirs: list[Path], small_set: Path, *extra: str
 ) -> tuple[int, dict[str, Any]]:
     output = tmp_path / "out" / "report.json"
-    argv = [
-        "matrix",
-        "--scenarios",
-        str(small_set),
-        "--output",
-        str(output),
-        "--quiet",
-        "--auth",
-        "none",
-        "--timeout",
-        "10",
-        "--startup-timeout",
-        "10",
-        "--adapters-root",
-        str(tmp_path / "no-builtin-adapters"),
-    ]
-    for directory in dirs:
-        argv += ["--adapter-dir", str(directory)]
-    code = main([*argv, *extra])
+    timeouts = ("--timeout", "10", "--startup-timeout", "10")
+    code = main(matrix_argv(dirs, small_set, output, *timeouts, *extra))
     return code, json.loads(output.read_text())
 
 
@@ -285,20 +269,7 @@ def test_report_is_byte_identical_across_runs(
     outputs = []
     for attempt in ("one", "two"):
         output = tmp_path / attempt / "report.json"
-        argv = [
-            "matrix",
-            "--adapter-dir",
-            str(directory),
-            "--adapters-root",
-            str(tmp_path / "none"),
-            "--scenarios",
-            str(small_set),
-            "--auth",
-            "none",
-            "--output",
-            str(output),
-            "--quiet",
-        ]
+        argv = matrix_argv([directory], small_set, output)
         assert main(argv) == 1
         outputs.append(output.read_bytes())
         assert (output.parent / "timings.json").exists()
@@ -309,8 +280,6 @@ def test_report_is_byte_identical_across_runs(
 def test_upstream_style_checkout_plugs_in_under_compat(tmp_path: Path, small_set: Path) -> None:
     """An SDK checkout with interop/adapter.json and no extensions runs unchanged."""
     import sys
-
-    from tests.conftest import FAKE
 
     checkout = tmp_path / "sdk-checkout"
     (checkout / "interop").mkdir(parents=True)
