@@ -311,3 +311,22 @@ def test_upstream_style_checkout_plugs_in_under_compat(tmp_path: Path, small_set
         )
         == 2
     )
+
+
+def test_credentials_never_reach_logs_or_reports(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    directory = fake_adapter("fake", client="print-secrets")
+    code, _ = run(
+        tmp_path, [directory], small_set, "--transports", "http", "--auth", "bearer", "workload"
+    )
+    assert code == 0
+    logs = sorted((tmp_path / "out" / "logs").rglob("client-*.log"))
+    assert len(logs) == 2
+    for log in logs:
+        text = log.read_text()
+        assert '"mode"' in text and "[REDACTED]" in text
+        logged = json.loads(text.splitlines()[0])
+        secret = logged.get("token") or logged.get("assertion")
+        assert secret == "[REDACTED]"
+    assert "[REDACTED]" not in (tmp_path / "out" / "report.json").read_text()

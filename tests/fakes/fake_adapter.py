@@ -141,6 +141,8 @@ def client(config: dict[str, Any], behaviour: str) -> int:
     scenarios = json.loads(Path(config["scenarioFile"]).read_text())["scenarios"]
     if behaviour == "crash":
         return 1
+    if behaviour == "print-secrets":  # a careless adapter logging its credentials
+        print(json.dumps(config["auth"]), file=sys.stderr, flush=True)
     if behaviour == "hang":
         signal_dir = os.environ.get("FAKE_SIGNAL_DIR")
         if signal_dir:  # tell a waiting test that the client is now hanging
