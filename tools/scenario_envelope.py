@@ -7,10 +7,8 @@ instead of accepting the response whole shows up.
 
 from __future__ import annotations
 
-from typing import Any
-
 import scenario_wire as w
-from scenario_model import Group, rejected
+from scenario_model import JSON, STAGED, Group, Negative, ResponseFn, rejected_rows
 from scenario_tool_before import (
     BLOCK,
     NOW_MSG,
@@ -20,52 +18,63 @@ from scenario_tool_before import (
     read_call,
 )
 
-JSON = Any
+# The effects of the envelope and correlation rows' responses, valid by themselves.
+GOOD = [STAGED, w.allow()]
 
-STAGED = w.note("Visible only if the response is accepted")
 
-
-def _raw(value: JSON) -> Any:
+def _raw(value: JSON) -> ResponseFn:
     """A response that ignores the scenario id (a fixed value)."""
     return lambda _sid: value
 
 
-def _with_result(result: JSON) -> Any:
+def _with_result(result: JSON) -> ResponseFn:
     return lambda sid: {"jsonrpc": "2.0", "id": sid, "result": result}
 
 
 def envelope_negatives() -> Group:
     s = "tool.before.envelope."
-    good = [STAGED, w.allow()]
-    cases: list[tuple[str, Any]] = [
-        ("response-null", _raw(None)),
-        ("response-batch", lambda sid: [w.success(sid, good)]),
-        ("jsonrpc-1-0", lambda sid: {**w.success(sid, good), "jsonrpc": "1.0"}),
-        ("id-missing", lambda sid: {"jsonrpc": "2.0", "result": w.success(sid, good)["result"]}),
-        ("result-null", _with_result(None)),
-        (
+    cases = [
+        Negative("response-null", "schema-invalid", [], response=_raw(None)),
+        Negative(
+            "response-batch", "schema-invalid", [], response=lambda sid: [w.success(sid, GOOD)]
+        ),
+        Negative(
+            "jsonrpc-1-0",
+            "schema-invalid",
+            [],
+            response=lambda sid: {**w.success(sid, GOOD), "jsonrpc": "1.0"},
+        ),
+        Negative(
+            "id-missing",
+            "schema-invalid",
+            [],
+            response=lambda sid: {"jsonrpc": "2.0", "result": w.success(sid, GOOD)["result"]},
+        ),
+        Negative("result-null", "schema-invalid", [], response=_with_result(None)),
+        Negative(
             "error-response",
-            lambda sid: {
+            "schema-invalid",
+            [],
+            response=lambda sid: {
                 "jsonrpc": "2.0",
                 "id": sid,
                 "error": {"code": -32004, "message": "backend_internal_error"},
             },
         ),
-        ("protocol-version-old", _with_result({"protocolVersion": "0.1", "effects": good})),
-        ("effects-missing", _with_result({"protocolVersion": "draft"})),
-    ]
-    rows = [
-        rejected(
-            s + name,
-            read_call(),
-            full_caps(),
-            [],
+        Negative(
+            "protocol-version-old",
             "schema-invalid",
-            ["envelope"],
-            response=response,
-        )
-        for name, response in cases
+            [],
+            response=_with_result({"protocolVersion": "0.1", "effects": GOOD}),
+        ),
+        Negative(
+            "effects-missing",
+            "schema-invalid",
+            [],
+            response=_with_result({"protocolVersion": "draft"}),
+        ),
     ]
+    rows = rejected_rows(s, "envelope", read_call(), full_caps(), cases)
     return Group(
         "envelope", "tool.before", "malformed JSON-RPC or result envelopes reject everything", rows
     )
@@ -73,57 +82,69 @@ def envelope_negatives() -> Group:
 
 def effect_schema_negatives() -> Group:
     s = "tool.before.schema."
-    cases: list[tuple[str, JSON, list[JSON]]] = [
-        ("unknown-effect-type", full_caps(), [STAGED, {"type": "redact", "fields": ["path"]}]),
-        (
+    cases = [
+        Negative(
+            "unknown-effect-type",
+            "schema-invalid",
+            [STAGED, {"type": "redact", "fields": ["path"]}],
+        ),
+        Negative(
             "unknown-effect-after-modify",
-            full_caps(),
+            "schema-invalid",
             [w.merge("input", {"encoding": "ascii"}), {"type": "audit"}],
         ),
-        (
+        Negative(
             "unknown-field-on-deny",
-            full_caps(),
+            "schema-invalid",
             [{"type": "deny", "reason": BLOCK, "severity": "high"}],
         ),
-        ("deny-missing-reason", full_caps(), [STAGED, {"type": "deny"}]),
-        ("message-text-not-string", full_caps(), [w.allow(), {"type": "message", "text": 42}]),
-        ("return-missing-value", full_caps(), [STAGED, {"type": "return"}]),
-        (
+        Negative("deny-missing-reason", "schema-invalid", [STAGED, {"type": "deny"}]),
+        Negative(
+            "message-text-not-string",
+            "schema-invalid",
+            [w.allow(), {"type": "message", "text": 42}],
+        ),
+        Negative("return-missing-value", "schema-invalid", [STAGED, {"type": "return"}]),
+        Negative(
             "modify-unknown-operation",
-            full_caps(),
+            "schema-invalid",
             [STAGED, {"type": "modify", "target": "input", "operation": "patch", "value": {}}],
         ),
-        (
+        Negative(
             "modify-unknown-target",
-            full_caps(),
+            "schema-invalid",
             [STAGED, {"type": "modify", "target": "arguments", "operation": "merge", "value": {}}],
         ),
-        (
+        Negative(
             "modify-with-path",
-            full_caps(),
+            "schema-invalid",
             [STAGED, {**w.merge("input", {"encoding": "ascii"}), "path": "/encoding"}],
         ),
-        (
+        Negative(
             "input-value-array",
-            full_caps(),
+            "schema-invalid",
             [STAGED, w.replace("input", [{"path": "docs/guide.md"}])],
         ),
-        ("stop-missing-reason", flow_caps(), [STAGED, {"type": "flow", "operation": "stop"}]),
-        (
+        Negative(
+            "stop-missing-reason",
+            "schema-invalid",
+            [STAGED, {"type": "flow", "operation": "stop"}],
+            caps=flow_caps(),
+        ),
+        Negative(
             "inject-missing-delivery",
-            inject_caps("now", "next_turn"),
+            "schema-invalid",
             [STAGED, _inject_without("deliverAt")],
+            caps=inject_caps("now", "next_turn"),
         ),
-        (
+        Negative(
             "inject-wrong-operation",
-            inject_caps("now", "next_turn"),
+            "schema-invalid",
             [STAGED, {**w.inject("now", NOW_MSG), "operation": "prepend"}],
+            caps=inject_caps("now", "next_turn"),
         ),
     ]
-    rows = [
-        rejected(s + name, read_call(), caps, effects, "schema-invalid", ["effect-schema"])
-        for name, caps, effects in cases
-    ]
+    rows = rejected_rows(s, "effect-schema", read_call(), full_caps(), cases)
     return Group(
         "effect-schema",
         "tool.before",
@@ -140,24 +161,22 @@ def _inject_without(key: str) -> JSON:
 
 def correlation_negatives() -> Group:
     s = "tool.before.correlation."
-    good = [STAGED, w.allow()]
-    cases: list[tuple[str, Any]] = [
-        ("other-string-id", lambda sid: w.success(sid + "-retry", good)),
-        ("integer-id", lambda sid: w.success(7, good)),
-        ("id-case-differs", lambda sid: w.success(sid.upper(), good)),
-    ]
-    rows = [
-        rejected(
-            s + name,
-            read_call(),
-            full_caps(),
-            [],
+    cases = [
+        Negative(
+            "other-string-id",
             "correlation-invalid",
-            ["correlation"],
-            response=response,
-        )
-        for name, response in cases
+            [],
+            response=lambda sid: w.success(sid + "-retry", GOOD),
+        ),
+        Negative("integer-id", "correlation-invalid", [], response=lambda sid: w.success(7, GOOD)),
+        Negative(
+            "id-case-differs",
+            "correlation-invalid",
+            [],
+            response=lambda sid: w.success(sid.upper(), GOOD),
+        ),
     ]
+    rows = rejected_rows(s, "correlation", read_call(), full_caps(), cases)
     return Group(
         "correlation",
         "tool.before",

@@ -7,14 +7,16 @@ Expectations are literal values reasoned from docs/scenarios.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 import scenario_wire as w
-from scenario_model import Group, accepted, expect, rejected
-
-JSON = Any
-
-STAGED = w.note("Visible only if the response is accepted")
+from scenario_model import (
+    JSON,
+    STAGED,
+    Group,
+    Negative,
+    accepted,
+    expect_target,
+    rejected_rows,
+)
 
 # ---------------------------------------------------------------- user.message.outbound
 
@@ -40,12 +42,7 @@ def outbound(messages: list[JSON] = REPLY) -> JSON:
 def uo(
     decision: str, executed: bool, content: list[JSON], messages: list[str] | None = None
 ) -> dict[str, JSON]:
-    return expect(
-        decision=decision,
-        executed=executed,
-        messages=messages or [],
-        effective={"content": content},
-    )
+    return expect_target("content", content, messages, decision=decision, executed=executed)
 
 
 def outbound_message() -> Group:
@@ -92,62 +89,54 @@ def outbound_message() -> Group:
             ["outbound", "merge", "withheld"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON], JSON]] = [
-        (
-            "object-for-list",
-            "application-invalid",
-            [STAGED, w.merge("content", {"text": "hello"})],
-            ["content-shape"],
-            REPLY,
-            OUTBOUND_CAPS,
-        ),
-        (
-            "bare-parts-for-messages",
-            "schema-invalid",
-            [STAGED, w.replace("content", [w.text("p-1", "hello")])],
-            ["content-shape"],
-            REPLY,
-            OUTBOUND_CAPS,
-        ),
-        (
-            "primitive-for-list",
-            "schema-invalid",
-            [STAGED, w.replace("content", "hello")],
-            ["content-shape"],
-            REPLY,
-            OUTBOUND_CAPS,
-        ),
-        (
-            "replace-over-withheld",
-            "application-invalid",
-            [STAGED, w.replace("content", SOFTENED)],
-            ["withheld"],
-            REPLY_WITH_FILE,
-            OUTBOUND_CAPS,
-        ),
-        (
-            "return-not-allowed",
-            "capability-invalid",
-            [STAGED, w.give(SOFTENED)],
-            ["return-not-allowed"],
-            REPLY,
-            OUTBOUND_CAPS,
-        ),
-        (
-            "replace-unadvertised",
-            "capability-invalid",
-            [STAGED, w.replace("content", SOFTENED)],
-            ["modify"],
-            REPLY,
-            w.capabilities(
-                ["deny", "modify", "message"], modify=w.target_caps("content", replace=False)
+    rows += rejected_rows(
+        s,
+        "outbound",
+        outbound(),
+        OUTBOUND_CAPS,
+        [
+            Negative(
+                "object-for-list",
+                "application-invalid",
+                [STAGED, w.merge("content", {"text": "hello"})],
+                ["content-shape"],
             ),
-        ),
-    ]
-    rows += [
-        rejected(s + name, outbound(msgs), caps, effects, cls, ["outbound", *tags])
-        for name, cls, effects, tags, msgs, caps in negatives
-    ]
+            Negative(
+                "bare-parts-for-messages",
+                "schema-invalid",
+                [STAGED, w.replace("content", [w.text("p-1", "hello")])],
+                ["content-shape"],
+            ),
+            Negative(
+                "primitive-for-list",
+                "schema-invalid",
+                [STAGED, w.replace("content", "hello")],
+                ["content-shape"],
+            ),
+            Negative(
+                "replace-over-withheld",
+                "application-invalid",
+                [STAGED, w.replace("content", SOFTENED)],
+                ["withheld"],
+                event=outbound(REPLY_WITH_FILE),
+            ),
+            Negative(
+                "return-not-allowed",
+                "capability-invalid",
+                [STAGED, w.give(SOFTENED)],
+                ["return-not-allowed"],
+            ),
+            Negative(
+                "replace-unadvertised",
+                "capability-invalid",
+                [STAGED, w.replace("content", SOFTENED)],
+                ["modify"],
+                caps=w.capabilities(
+                    ["deny", "modify", "message"], modify=w.target_caps("content", replace=False)
+                ),
+            ),
+        ],
+    )
     return Group(
         "outbound",
         "user.message.outbound",
@@ -187,9 +176,7 @@ ELICIT_CAPS = w.capabilities(["modify", "message"], modify=w.target_caps("conten
 
 
 def ue(content: JSON, messages: list[str] | None = None) -> dict[str, JSON]:
-    return expect(
-        decision="allow", executed=False, messages=messages or [], effective={"content": content}
-    )
+    return expect_target("content", content, messages, decision="allow", executed=False)
 
 
 def elicitation_result() -> Group:
@@ -240,89 +227,81 @@ def elicitation_result() -> Group:
             ["elicitation", "ordered", "message"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], JSON]] = [
-        (
-            "list-for-object",
-            "application-invalid",
-            [STAGED, w.replace("content", [w.say("m-1", "user", "10:00")])],
-            ["content-shape"],
-            form_result(),
-        ),
-        (
-            "nested-object-value",
-            "application-invalid",
-            [STAGED, w.merge("content", {"slot": {"start": "10:00"}})],
-            ["content-shape"],
-            form_result(),
-        ),
-        (
-            "null-value",
-            "application-invalid",
-            [STAGED, w.merge("content", {"slot": None})],
-            ["content-shape"],
-            form_result(),
-        ),
-        (
-            "number-array-value",
-            "application-invalid",
-            [STAGED, w.merge("content", {"rooms": [1, 2]})],
-            ["content-shape"],
-            form_result(),
-        ),
-        (
-            "primitive-for-object",
-            "schema-invalid",
-            [STAGED, w.replace("content", "10:00")],
-            ["content-shape"],
-            form_result(),
-        ),
-        (
-            "edit-on-decline",
-            "application-invalid",
-            [STAGED, w.merge("content", {})],
-            ["elicitation-state"],
-            form_result("decline"),
-        ),
-        (
-            "edit-on-cancel",
-            "application-invalid",
-            [w.merge("content", {"slot": "10:00"})],
-            ["elicitation-state"],
-            form_result("cancel"),
-        ),
-        (
-            "edit-on-url-mode",
-            "application-invalid",
-            [STAGED, w.merge("content", {"slot": "10:00"})],
-            ["elicitation-state"],
-            url_result(),
-        ),
-        (
-            "edit-on-withheld-result",
-            "application-invalid",
-            [STAGED, w.merge("content", {"slot": "10:00"})],
-            ["elicitation-state", "withheld"],
-            form_result(selection="metadata"),
-        ),
-        (
-            "return-not-allowed",
-            "capability-invalid",
-            [STAGED, w.give({"action": "decline"})],
-            ["return-not-allowed"],
-            form_result(),
-        ),
-        (
-            "deny-not-allowed",
-            "capability-invalid",
-            [w.deny("Answer rejected")],
-            ["decision"],
-            form_result(),
-        ),
-    ]
-    rows += [
-        rejected(s + name, event, ELICIT_CAPS, effects, cls, ["elicitation", *tags])
-        for name, cls, effects, tags, event in negatives
-    ]
+    rows += rejected_rows(
+        s,
+        "elicitation",
+        form_result(),
+        ELICIT_CAPS,
+        [
+            Negative(
+                "list-for-object",
+                "application-invalid",
+                [STAGED, w.replace("content", [w.say("m-1", "user", "10:00")])],
+                ["content-shape"],
+            ),
+            Negative(
+                "nested-object-value",
+                "application-invalid",
+                [STAGED, w.merge("content", {"slot": {"start": "10:00"}})],
+                ["content-shape"],
+            ),
+            Negative(
+                "null-value",
+                "application-invalid",
+                [STAGED, w.merge("content", {"slot": None})],
+                ["content-shape"],
+            ),
+            Negative(
+                "number-array-value",
+                "application-invalid",
+                [STAGED, w.merge("content", {"rooms": [1, 2]})],
+                ["content-shape"],
+            ),
+            Negative(
+                "primitive-for-object",
+                "schema-invalid",
+                [STAGED, w.replace("content", "10:00")],
+                ["content-shape"],
+            ),
+            Negative(
+                "edit-on-decline",
+                "application-invalid",
+                [STAGED, w.merge("content", {})],
+                ["elicitation-state"],
+                event=form_result("decline"),
+            ),
+            Negative(
+                "edit-on-cancel",
+                "application-invalid",
+                [w.merge("content", {"slot": "10:00"})],
+                ["elicitation-state"],
+                event=form_result("cancel"),
+            ),
+            Negative(
+                "edit-on-url-mode",
+                "application-invalid",
+                [STAGED, w.merge("content", {"slot": "10:00"})],
+                ["elicitation-state"],
+                event=url_result(),
+            ),
+            Negative(
+                "edit-on-withheld-result",
+                "application-invalid",
+                [STAGED, w.merge("content", {"slot": "10:00"})],
+                ["elicitation-state", "withheld"],
+                event=form_result(selection="metadata"),
+            ),
+            Negative(
+                "return-not-allowed",
+                "capability-invalid",
+                [STAGED, w.give({"action": "decline"})],
+                ["return-not-allowed"],
+            ),
+            Negative(
+                "deny-not-allowed", "capability-invalid", [w.deny("Answer rejected")], ["decision"]
+            ),
+        ],
+    )
     return Group(
         "elicitation",
         "user.elicitation.result",
@@ -347,12 +326,7 @@ def switch(change: JSON = CHANGE, kind: str = "switch") -> JSON:
 def wc(
     decision: str, executed: bool, workspace: JSON, messages: list[str] | None = None
 ) -> dict[str, JSON]:
-    return expect(
-        decision=decision,
-        executed=executed,
-        messages=messages or [],
-        effective={"workspace": workspace},
-    )
+    return expect_target("workspace", workspace, messages, decision=decision, executed=executed)
 
 
 def workspace_change() -> Group:
@@ -399,73 +373,65 @@ def workspace_change() -> Group:
             ["workspace", "decision"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], JSON]] = [
-        (
-            "replace-with-empty-object",
-            "schema-invalid",
-            [STAGED, w.replace("workspace", {})],
-            ["content-shape"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "unknown-key",
-            "schema-invalid",
-            [STAGED, w.merge("workspace", {"env": {"DEBUG": "1"}})],
-            ["content-shape"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "cwd-null",
-            "schema-invalid",
-            [STAGED, w.merge("workspace", {"cwd": None})],
-            ["content-shape"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "roots-not-list",
-            "schema-invalid",
-            [w.merge("workspace", {"workspaceRoots": "/srv/app"})],
-            ["content-shape"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "list-for-object",
-            "schema-invalid",
-            [STAGED, w.replace("workspace", [CHANGE])],
-            ["content-shape"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "return-not-allowed",
-            "capability-invalid",
-            [STAGED, w.give(CHANGE)],
-            ["return-not-allowed"],
-            WORKSPACE_CAPS,
-        ),
-        (
-            "merge-unadvertised",
-            "capability-invalid",
-            [STAGED, w.merge("workspace", {"cwd": "/srv/app/web"})],
-            ["modify"],
-            w.capabilities(
-                ["deny", "modify", "message"], modify=w.target_caps("workspace", merge=False)
+    rows += rejected_rows(
+        s,
+        "workspace",
+        switch(),
+        WORKSPACE_CAPS,
+        [
+            Negative(
+                "replace-with-empty-object",
+                "schema-invalid",
+                [STAGED, w.replace("workspace", {})],
+                ["content-shape"],
             ),
-        ),
-    ]
-    rows += [
-        rejected(s + name, switch(), caps, effects, cls, ["workspace", *tags])
-        for name, cls, effects, tags, caps in negatives
-    ]
-    rows.append(
-        rejected(
-            s + "correlation-integer-id",
-            switch(),
-            WORKSPACE_CAPS,
-            [],
-            "correlation-invalid",
-            ["workspace", "correlation"],
-            response=lambda _sid: w.success(1, [STAGED]),
-        )
+            Negative(
+                "unknown-key",
+                "schema-invalid",
+                [STAGED, w.merge("workspace", {"env": {"DEBUG": "1"}})],
+                ["content-shape"],
+            ),
+            Negative(
+                "cwd-null",
+                "schema-invalid",
+                [STAGED, w.merge("workspace", {"cwd": None})],
+                ["content-shape"],
+            ),
+            Negative(
+                "roots-not-list",
+                "schema-invalid",
+                [w.merge("workspace", {"workspaceRoots": "/srv/app"})],
+                ["content-shape"],
+            ),
+            Negative(
+                "list-for-object",
+                "schema-invalid",
+                [STAGED, w.replace("workspace", [CHANGE])],
+                ["content-shape"],
+            ),
+            Negative(
+                "return-not-allowed",
+                "capability-invalid",
+                [STAGED, w.give(CHANGE)],
+                ["return-not-allowed"],
+            ),
+            Negative(
+                "merge-unadvertised",
+                "capability-invalid",
+                [STAGED, w.merge("workspace", {"cwd": "/srv/app/web"})],
+                ["modify"],
+                caps=w.capabilities(
+                    ["deny", "modify", "message"], modify=w.target_caps("workspace", merge=False)
+                ),
+            ),
+            Negative(
+                "correlation-integer-id",
+                "correlation-invalid",
+                [],
+                ["correlation"],
+                response=lambda _sid: w.success(1, [STAGED]),
+            ),
+        ],
     )
     return Group(
         "workspace",

@@ -8,14 +8,25 @@ Expectations are literal values reasoned from docs/scenarios.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 import scenario_wire as w
-from scenario_model import Group, accepted, expect, rejected
+from scenario_model import (
+    JSON,
+    STAGED,
+    Group,
+    Negative,
+    accepted,
+    expect_target,
+    rejected,
+    rejected_rows,
+)
 
-JSON = Any
 
-STAGED = w.note("Visible only if the response is accepted")
+def continuation_flow(ops: tuple[str, ...], remaining: int, count: int) -> JSON:
+    """`capabilities.flow`: a continue allowance (of 3) only where `continue` is advertised."""
+    if "continue" in ops:
+        return w.flow_caps(*ops, remaining=remaining, count=count, maximum=3)
+    return w.flow_caps(*ops)
+
 
 # ---------------------------------------------------------------- tool.after
 
@@ -40,13 +51,10 @@ def after_call(items: list[JSON] = TOOL_OUTPUT) -> JSON:
 
 
 def after_caps(remaining: int = 3, count: int = 0, *operations: str) -> JSON:
-    ops = operations or ("stop", "continue")
     return w.capabilities(
         ["modify", "message", "flow", "inject"],
         modify=w.target_caps("output"),
-        flow=w.flow_caps(*ops, remaining=remaining, count=count, maximum=3)
-        if "continue" in ops
-        else w.flow_caps(*ops),
+        flow=continuation_flow(operations or ("stop", "continue"), remaining, count),
         inject=w.inject_caps("now", "next_turn"),
     )
 
@@ -56,13 +64,7 @@ OUTPUT_ONLY = w.capabilities(["modify", "message"], modify=w.target_caps("output
 
 def ta(output: list[JSON], messages: list[str] | None = None, **keys: JSON) -> dict[str, JSON]:
     """Expected at tool.after: no permission semantics, no gated operation."""
-    return expect(
-        decision="allow",
-        executed=False,
-        messages=messages or [],
-        effective={"output": output},
-        **keys,
-    )
+    return expect_target("output", output, messages, decision="allow", executed=False, **keys)
 
 
 def tool_after() -> Group:
@@ -159,94 +161,79 @@ def tool_after() -> Group:
             ["output", "continuation", "inject"],
         ),
     ]
-    negatives: list[tuple[str, str, JSON, list[JSON], list[str], list[JSON]]] = [
-        (
-            "object-for-list",
-            "schema-invalid",
-            OUTPUT_ONLY,
-            [STAGED, w.merge("output", {})],
-            ["content-shape"],
-            TOOL_OUTPUT,
-        ),
-        (
-            "bare-parts-for-messages",
-            "schema-invalid",
-            OUTPUT_ONLY,
-            [STAGED, w.replace("output", [w.text("p-1", "redacted")])],
-            ["content-shape"],
-            TOOL_OUTPUT,
-        ),
-        (
-            "primitive-for-list",
-            "schema-invalid",
-            OUTPUT_ONLY,
-            [STAGED, w.replace("output", "redacted")],
-            ["content-shape"],
-            TOOL_OUTPUT,
-        ),
-        (
-            "replace-over-metadata",
-            "application-invalid",
-            OUTPUT_ONLY,
-            [STAGED, w.replace("output", [REDACTED])],
-            ["withheld"],
-            WITHHELD_OUTPUT,
-        ),
-        (
-            "replace-over-gap",
-            "application-invalid",
-            OUTPUT_ONLY,
-            [w.replace("output", [REDACTED])],
-            ["withheld"],
-            GAP_OUTPUT,
-        ),
-        (
-            "replace-over-omitted-part",
-            "application-invalid",
-            OUTPUT_ONLY,
-            [w.replace("output", [REDACTED])],
-            ["withheld"],
-            OMITTED_OUTPUT,
-        ),
-        (
-            "return-not-allowed",
-            "capability-invalid",
-            OUTPUT_ONLY,
-            [STAGED, w.give([REDACTED])],
-            ["return-not-allowed"],
-            TOOL_OUTPUT,
-        ),
-        (
-            "continue-exhausted",
-            "application-invalid",
-            after_caps(0, 3),
-            [STAGED, w.proceed("One more")],
-            ["continuation"],
-            TOOL_OUTPUT,
-        ),
-        (
-            "continue-unadvertised",
-            "capability-invalid",
-            after_caps(0, 0, "stop"),
-            [STAGED, w.proceed()],
-            ["continuation"],
-            TOOL_OUTPUT,
-        ),
-    ]
-    rows += [
-        rejected(s + name, after_call(items), caps, effects, cls, ["output", *tags])
-        for name, cls, caps, effects, tags, items in negatives
-    ]
-    rows.append(
-        rejected(
-            s + "correlation-other-id",
-            after_call(),
-            OUTPUT_ONLY,
-            [],
-            "correlation-invalid",
-            ["output", "correlation"],
-            response=lambda sid: w.success(sid + "-late", [STAGED]),
-        )
+    rows += rejected_rows(
+        s,
+        "output",
+        after_call(),
+        OUTPUT_ONLY,
+        [
+            Negative(
+                "object-for-list",
+                "schema-invalid",
+                [STAGED, w.merge("output", {})],
+                ["content-shape"],
+            ),
+            Negative(
+                "bare-parts-for-messages",
+                "schema-invalid",
+                [STAGED, w.replace("output", [w.text("p-1", "redacted")])],
+                ["content-shape"],
+            ),
+            Negative(
+                "primitive-for-list",
+                "schema-invalid",
+                [STAGED, w.replace("output", "redacted")],
+                ["content-shape"],
+            ),
+            Negative(
+                "replace-over-metadata",
+                "application-invalid",
+                [STAGED, w.replace("output", [REDACTED])],
+                ["withheld"],
+                event=after_call(WITHHELD_OUTPUT),
+            ),
+            Negative(
+                "replace-over-gap",
+                "application-invalid",
+                [w.replace("output", [REDACTED])],
+                ["withheld"],
+                event=after_call(GAP_OUTPUT),
+            ),
+            Negative(
+                "replace-over-omitted-part",
+                "application-invalid",
+                [w.replace("output", [REDACTED])],
+                ["withheld"],
+                event=after_call(OMITTED_OUTPUT),
+            ),
+            Negative(
+                "return-not-allowed",
+                "capability-invalid",
+                [STAGED, w.give([REDACTED])],
+                ["return-not-allowed"],
+            ),
+            Negative(
+                "continue-exhausted",
+                "application-invalid",
+                [STAGED, w.proceed("One more")],
+                ["continuation"],
+                caps=after_caps(0, 3),
+            ),
+            Negative(
+                "continue-unadvertised",
+                "capability-invalid",
+                [STAGED, w.proceed()],
+                ["continuation"],
+                caps=after_caps(0, 0, "stop"),
+            ),
+            Negative(
+                "correlation-other-id",
+                "correlation-invalid",
+                [],
+                ["correlation"],
+                response=lambda sid: w.success(sid + "-late", [STAGED]),
+            ),
+        ],
     )
     return Group(
         "output",
@@ -269,26 +256,17 @@ def finish(count: int = 0) -> JSON:
 def finish_caps(
     remaining: int, count: int = 0, ops: tuple[str, ...] = ("stop", "continue")
 ) -> JSON:
-    flow = (
-        w.flow_caps(*ops, remaining=remaining, count=count, maximum=3)
-        if "continue" in ops
-        else w.flow_caps(*ops)
-    )
     return w.capabilities(
-        ["modify", "flow", "message"], modify=w.target_caps("response"), flow=flow
+        ["modify", "flow", "message"],
+        modify=w.target_caps("response"),
+        flow=continuation_flow(ops, remaining, count),
     )
 
 
 def tf(
     response: list[JSON] = ANSWER, messages: list[str] | None = None, **keys: JSON
 ) -> dict[str, JSON]:
-    return expect(
-        decision="allow",
-        executed=False,
-        messages=messages or [],
-        effective={"response": response},
-        **keys,
-    )
+    return expect_target("response", response, messages, decision="allow", executed=False, **keys)
 
 
 def turn_finish() -> Group:
@@ -497,13 +475,7 @@ def mr(
     messages: list[str] | None = None,
     **keys: JSON,
 ) -> dict[str, JSON]:
-    return expect(
-        decision=decision,
-        executed=executed,
-        messages=messages or [],
-        effective={"request": request},
-        **keys,
-    )
+    return expect_target("request", request, messages, decision=decision, executed=executed, **keys)
 
 
 def model_request() -> Group:
@@ -618,78 +590,66 @@ def model_request() -> Group:
             ["request", "merge", "withheld"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON], JSON]] = [
-        (
-            "object-for-list",
-            "schema-invalid",
-            [STAGED, w.merge("request", {"text": "hi"})],
-            ["content-shape"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "bare-parts-for-messages",
-            "schema-invalid",
-            [STAGED, w.merge("request", [w.text("p-1", "Answer briefly.")])],
-            ["content-shape"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "primitive-for-list",
-            "schema-invalid",
-            [STAGED, w.replace("request", 7)],
-            ["content-shape"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "replace-over-withheld",
-            "application-invalid",
-            [STAGED, w.replace("request", SHORT_PROMPT)],
-            ["withheld"],
-            WITHHELD_PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "return-text-parts",
-            "application-invalid",
-            [STAGED, w.give([w.text("p-1", "Release 2.4 fixes three bugs.")])],
-            ["return-shape"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "return-object",
-            "application-invalid",
-            [w.give({"text": "Release 2.4 fixes three bugs."})],
-            ["return-shape"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "prompt-target-not-allowed",
-            "capability-invalid",
-            [STAGED, w.merge("prompt", [STYLE])],
-            ["target"],
-            PROMPT,
-            MODEL_CAPS,
-        ),
-        (
-            "merge-unadvertised",
-            "capability-invalid",
-            [STAGED, w.merge("request", [STYLE])],
-            ["modify"],
-            PROMPT,
-            w.capabilities(
-                ["deny", "modify", "message"], modify=w.target_caps("request", merge=False)
+    rows += rejected_rows(
+        s,
+        "request",
+        model_call(),
+        MODEL_CAPS,
+        [
+            Negative(
+                "object-for-list",
+                "schema-invalid",
+                [STAGED, w.merge("request", {"text": "hi"})],
+                ["content-shape"],
             ),
-        ),
-    ]
-    rows += [
-        rejected(s + name, model_call(items), caps, effects, cls, ["request", *tags])
-        for name, cls, effects, tags, items, caps in negatives
-    ]
+            Negative(
+                "bare-parts-for-messages",
+                "schema-invalid",
+                [STAGED, w.merge("request", [w.text("p-1", "Answer briefly.")])],
+                ["content-shape"],
+            ),
+            Negative(
+                "primitive-for-list",
+                "schema-invalid",
+                [STAGED, w.replace("request", 7)],
+                ["content-shape"],
+            ),
+            Negative(
+                "replace-over-withheld",
+                "application-invalid",
+                [STAGED, w.replace("request", SHORT_PROMPT)],
+                ["withheld"],
+                event=model_call(WITHHELD_PROMPT),
+            ),
+            Negative(
+                "return-text-parts",
+                "application-invalid",
+                [STAGED, w.give([w.text("p-1", "Release 2.4 fixes three bugs.")])],
+                ["return-shape"],
+            ),
+            Negative(
+                "return-object",
+                "application-invalid",
+                [w.give({"text": "Release 2.4 fixes three bugs."})],
+                ["return-shape"],
+            ),
+            Negative(
+                "prompt-target-not-allowed",
+                "capability-invalid",
+                [STAGED, w.merge("prompt", [STYLE])],
+                ["target"],
+            ),
+            Negative(
+                "merge-unadvertised",
+                "capability-invalid",
+                [STAGED, w.merge("request", [STYLE])],
+                ["modify"],
+                caps=w.capabilities(
+                    ["deny", "modify", "message"], modify=w.target_caps("request", merge=False)
+                ),
+            ),
+        ],
+    )
     return Group(
         "request",
         "model.request.before",
@@ -728,12 +688,8 @@ def cb(
     messages: list[str] | None = None,
     **keys: JSON,
 ) -> dict[str, JSON]:
-    return expect(
-        decision=decision,
-        executed=executed,
-        messages=messages or [],
-        effective={"instructions": instructions},
-        **keys,
+    return expect_target(
+        "instructions", instructions, messages, decision=decision, executed=executed, **keys
     )
 
 
@@ -828,55 +784,52 @@ def compact_before() -> Group:
             ["instructions", "merge", "withheld"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON] | None]] = [
-        (
-            "messages-for-parts",
-            "schema-invalid",
-            [STAGED, w.merge("instructions", HISTORY)],
-            ["content-shape"],
-            KEEP,
-        ),
-        (
-            "object-for-list",
-            "schema-invalid",
-            [STAGED, w.merge("instructions", {"text": "x"})],
-            ["content-shape"],
-            KEEP,
-        ),
-        (
-            "attachment-part",
-            "schema-invalid",
-            [STAGED, w.merge("instructions", [w.attachment("img-1", "image/png", "upload-1")])],
-            ["content-shape"],
-            KEEP,
-        ),
-        (
-            "replace-over-withheld",
-            "application-invalid",
-            [STAGED, w.replace("instructions", [EXTRA])],
-            ["withheld"],
-            WITHHELD_KEEP,
-        ),
-        (
-            "return-messages",
-            "application-invalid",
-            [STAGED, w.give(HISTORY)],
-            ["return-shape"],
-            KEEP,
-        ),
-        (
-            "return-object",
-            "application-invalid",
-            [w.give({"summary": "short"})],
-            ["return-shape"],
-            KEEP,
-        ),
-        ("flow-not-allowed", "capability-invalid", [STAGED, w.stop("halt")], ["flow"], KEEP),
-    ]
-    rows += [
-        rejected(s + name, compact(instr), COMPACT_CAPS, effects, cls, ["instructions", *tags])
-        for name, cls, effects, tags, instr in negatives
-    ]
+    rows += rejected_rows(
+        s,
+        "instructions",
+        compact(),
+        COMPACT_CAPS,
+        [
+            Negative(
+                "messages-for-parts",
+                "schema-invalid",
+                [STAGED, w.merge("instructions", HISTORY)],
+                ["content-shape"],
+            ),
+            Negative(
+                "object-for-list",
+                "schema-invalid",
+                [STAGED, w.merge("instructions", {"text": "x"})],
+                ["content-shape"],
+            ),
+            Negative(
+                "attachment-part",
+                "schema-invalid",
+                [STAGED, w.merge("instructions", [w.attachment("img-1", "image/png", "upload-1")])],
+                ["content-shape"],
+            ),
+            Negative(
+                "replace-over-withheld",
+                "application-invalid",
+                [STAGED, w.replace("instructions", [EXTRA])],
+                ["withheld"],
+                event=compact(WITHHELD_KEEP),
+            ),
+            Negative(
+                "return-messages",
+                "application-invalid",
+                [STAGED, w.give(HISTORY)],
+                ["return-shape"],
+            ),
+            Negative(
+                "return-object",
+                "application-invalid",
+                [w.give({"summary": "short"})],
+                ["return-shape"],
+            ),
+            Negative("flow-not-allowed", "capability-invalid", [STAGED, w.stop("halt")], ["flow"]),
+        ],
+    )
     return Group(
         "instructions",
         "context.compact.before",
@@ -906,13 +859,7 @@ SUMMARY_CAPS = w.capabilities(
 
 
 def ca(summary: list[JSON], messages: list[str] | None = None, **keys: JSON) -> dict[str, JSON]:
-    return expect(
-        decision="allow",
-        executed=False,
-        messages=messages or [],
-        effective={"summary": summary},
-        **keys,
-    )
+    return expect_target("summary", summary, messages, decision="allow", executed=False, **keys)
 
 
 def compact_after() -> Group:
@@ -957,41 +904,40 @@ def compact_after() -> Group:
             ["summary", "inject"],
         ),
     ]
-    negatives: list[tuple[str, str, list[JSON], list[str], list[JSON]]] = [
-        (
-            "messages-for-parts",
-            "schema-invalid",
-            [STAGED, w.replace("summary", HISTORY)],
-            ["content-shape"],
-            SUMMARY,
-        ),
-        (
-            "primitive-for-list",
-            "schema-invalid",
-            [STAGED, w.replace("summary", "short")],
-            ["content-shape"],
-            SUMMARY,
-        ),
-        (
-            "replace-over-gap",
-            "application-invalid",
-            [STAGED, w.replace("summary", [SUMMARY_NOTE])],
-            ["withheld"],
-            WITHHELD_SUMMARY,
-        ),
-        (
-            "return-not-allowed",
-            "capability-invalid",
-            [STAGED, w.give(SUMMARY)],
-            ["return-not-allowed"],
-            SUMMARY,
-        ),
-        ("deny-not-allowed", "capability-invalid", [w.deny("no")], ["decision"], SUMMARY),
-    ]
-    rows += [
-        rejected(s + name, compacted(summary), SUMMARY_CAPS, effects, cls, ["summary", *tags])
-        for name, cls, effects, tags, summary in negatives
-    ]
+    rows += rejected_rows(
+        s,
+        "summary",
+        compacted(),
+        SUMMARY_CAPS,
+        [
+            Negative(
+                "messages-for-parts",
+                "schema-invalid",
+                [STAGED, w.replace("summary", HISTORY)],
+                ["content-shape"],
+            ),
+            Negative(
+                "primitive-for-list",
+                "schema-invalid",
+                [STAGED, w.replace("summary", "short")],
+                ["content-shape"],
+            ),
+            Negative(
+                "replace-over-gap",
+                "application-invalid",
+                [STAGED, w.replace("summary", [SUMMARY_NOTE])],
+                ["withheld"],
+                event=compacted(WITHHELD_SUMMARY),
+            ),
+            Negative(
+                "return-not-allowed",
+                "capability-invalid",
+                [STAGED, w.give(SUMMARY)],
+                ["return-not-allowed"],
+            ),
+            Negative("deny-not-allowed", "capability-invalid", [w.deny("no")], ["decision"]),
+        ],
+    )
     return Group(
         "summary",
         "context.compact.after",

@@ -7,9 +7,9 @@ those values into the file format, in a fixed key order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import scenario_wire as wire
 
@@ -34,6 +34,10 @@ NEGATIVE_CLASSES = (
 )
 
 ResponseFn = Callable[[str], JSON]
+
+# The valid `message` effect a negative row stages before its fault, so a
+# client that applies members one by one instead of the response whole shows up.
+STAGED: JSON = wire.note("Visible only if the response is accepted")
 
 
 def expect(
@@ -63,6 +67,25 @@ def expect(
         "injections": injections,
     }
     return {key: value for key, value in packed.items() if value is not ABSENT}
+
+
+def expect_target(
+    target: str,
+    value: JSON,
+    messages: list[str] | None = None,
+    *,
+    decision: str,
+    executed: bool,
+    **keys: JSON,
+) -> dict[str, JSON]:
+    """`expect` at a boundary whose `effective` holds its one modify target."""
+    return expect(
+        decision=decision,
+        executed=executed,
+        messages=messages or [],
+        effective={target: value},
+        **keys,
+    )
 
 
 @dataclass(frozen=True)
@@ -139,3 +162,37 @@ def rejected(
         row["hostExpected"] = host_expected
     row["tags"] = [*tags, "negative", negative_class, "atomic-rejection"]
     return row
+
+
+class Negative(NamedTuple):
+    """One rejected row of a group, told by what sets it apart from the others.
+
+    `event` and `caps` left as None take the group's (see `rejected_rows`);
+    `response` left as None is a success carrying `effects`.
+    """
+
+    name: str
+    negative_class: str
+    effects: JSON
+    tags: Sequence[str] = ()
+    event: JSON = None
+    caps: JSON = None
+    response: ResponseFn | None = None
+
+
+def rejected_rows(
+    prefix: str, tag: str, event: JSON, caps: JSON, cases: Iterable[Negative]
+) -> list[dict[str, JSON]]:
+    """`rejected` rows with ids `prefix + name` and tags `[tag, *tags]`."""
+    return [
+        rejected(
+            prefix + case.name,
+            event if case.event is None else case.event,
+            caps if case.caps is None else case.caps,
+            case.effects,
+            case.negative_class,
+            [tag, *case.tags],
+            response=case.response,
+        )
+        for case in cases
+    ]

@@ -6,12 +6,18 @@ should be able to check each one by hand against the rules.
 
 from __future__ import annotations
 
-from typing import Any
-
 import scenario_wire as w
-from scenario_model import ABSENT, NO_STATE, Group, accepted, expect, rejected
-
-JSON = Any
+from scenario_model import (
+    ABSENT,
+    JSON,
+    NO_STATE,
+    Group,
+    Negative,
+    accepted,
+    expect_target,
+    rejected,
+    rejected_rows,
+)
 
 # The `read_file` call used by most rows, and the `task` call that the host
 # rule (a positive integer `task`) applies to.
@@ -59,12 +65,13 @@ def tb(
     injections: JSON = ABSENT,
 ) -> dict[str, JSON]:
     """Expected keys at tool.before; `input` and `effective.input` are the same value."""
-    return expect(
+    return expect_target(
+        "input",
+        tool_input,
+        messages,
         decision=decision,
         executed=executed,
-        messages=messages or [],
         input=tool_input,
-        effective={"input": tool_input},
         result=result,
         flow=flow,
         injections=injections,
@@ -775,47 +782,66 @@ def host_rule() -> Group:
 def capability_negatives() -> Group:
     s = "tool.before.capability."
     output_msg = w.say("out-1", "tool", "replaced output")
-    cases: list[tuple[str, JSON, list[JSON]]] = [
-        ("deny-unadvertised", w.capabilities(["allow", "ask", "message"]), [w.deny(BLOCK)]),
-        (
+    cases = [
+        Negative(
+            "deny-unadvertised",
+            "capability-invalid",
+            [w.deny(BLOCK)],
+            caps=w.capabilities(["allow", "ask", "message"]),
+        ),
+        Negative(
             "ask-unadvertised",
-            w.capabilities(["deny", "allow", "message"]),
+            "capability-invalid",
             [w.note("first"), w.ask()],
+            caps=w.capabilities(["deny", "allow", "message"]),
         ),
-        (
+        Negative(
             "return-unadvertised",
-            w.capabilities(["deny", "allow", "ask", "message"]),
+            "capability-invalid",
             [w.give(FRESH)],
+            caps=w.capabilities(["deny", "allow", "ask", "message"]),
         ),
-        (
+        Negative(
             "modify-unadvertised",
-            w.capabilities(["deny", "allow", "message"]),
+            "capability-invalid",
             [w.note("staged"), w.merge("input", {"encoding": "ascii"})],
+            caps=w.capabilities(["deny", "allow", "message"]),
         ),
-        (
+        Negative(
             "merge-flag-false",
-            full_caps(merge=False),
+            "capability-invalid",
             [w.note("staged"), w.merge("input", {"encoding": "ascii"})],
+            caps=full_caps(merge=False),
         ),
-        ("target-unadvertised", full_caps(), [w.note("staged"), w.replace("output", [output_msg])]),
-        ("flow-unadvertised", full_caps(), [w.note("staged"), w.stop("Turn ends here")]),
-        ("inject-unadvertised", full_caps(), [w.inject("now", NOW_MSG)]),
-        (
+        Negative(
+            "target-unadvertised",
+            "capability-invalid",
+            [w.note("staged"), w.replace("output", [output_msg])],
+        ),
+        Negative(
+            "flow-unadvertised", "capability-invalid", [w.note("staged"), w.stop("Turn ends here")]
+        ),
+        Negative("inject-unadvertised", "capability-invalid", [w.inject("now", NOW_MSG)]),
+        Negative(
             "inject-now-unadvertised",
-            inject_caps("next_turn"),
+            "capability-invalid",
             [w.inject("next_turn", LATER_MSG), w.inject("now", NOW_MSG)],
+            caps=inject_caps("next_turn"),
         ),
-        ("inject-next-turn-unadvertised", inject_caps("now"), [w.inject("next_turn", LATER_MSG)]),
-        (
+        Negative(
+            "inject-next-turn-unadvertised",
+            "capability-invalid",
+            [w.inject("next_turn", LATER_MSG)],
+            caps=inject_caps("now"),
+        ),
+        Negative(
             "valid-deny-then-unadvertised-ask",
-            w.capabilities(["deny", "message"]),
+            "capability-invalid",
             [w.deny(BLOCK), w.ask()],
+            caps=w.capabilities(["deny", "message"]),
         ),
     ]
-    rows = [
-        rejected(s + name, read_call(), caps, effects, "capability-invalid", ["capability"])
-        for name, caps, effects in cases
-    ]
+    rows = rejected_rows(s, "capability", read_call(), full_caps(), cases)
     return Group(
         "capability",
         "tool.before",

@@ -22,52 +22,46 @@ SESSION_ID = "core-session-1"
 # ---------------------------------------------------------------- content
 
 
+def _part(part_id: str, kind: str, media_type: str, selection: str, **extra: JSON) -> JSON:
+    """A content part; `extra` (its body, body reference or gap) follows `selection`."""
+    part: dict[str, JSON] = {
+        "id": part_id,
+        "kind": kind,
+        "mediaType": media_type,
+        "selection": selection,
+    }
+    part.update(copy.deepcopy(extra))
+    return part
+
+
 def text(part_id: str, body: str) -> JSON:
     """A text part with its body inline."""
-    return {
-        "id": part_id,
-        "kind": "text",
-        "mediaType": "text/plain",
-        "selection": "body",
-        "text": body,
-    }
+    return _part(part_id, "text", "text/plain", "body", text=body)
 
 
 def text_metadata(part_id: str) -> JSON:
     """A text part whose body is withheld (metadata selection)."""
-    return {"id": part_id, "kind": "text", "mediaType": "text/plain", "selection": "metadata"}
+    return _part(part_id, "text", "text/plain", "metadata")
 
 
 def text_omitted(part_id: str) -> JSON:
     """A text part that was deliberately omitted."""
-    return {"id": part_id, "kind": "text", "mediaType": "text/plain", "selection": "omit"}
+    return _part(part_id, "text", "text/plain", "omit")
 
 
 def text_gap(part_id: str, reason: str) -> JSON:
     """A text part whose requested body is unavailable."""
-    return {
-        "id": part_id,
-        "kind": "text",
-        "mediaType": "text/plain",
-        "selection": "body",
-        "gap": {"reason": reason},
-    }
+    return _part(part_id, "text", "text/plain", "body", gap={"reason": reason})
 
 
 def attachment(part_id: str, media_type: str, ref: str) -> JSON:
     """An attachment part with a body reference."""
-    return {
-        "id": part_id,
-        "kind": "attachment",
-        "mediaType": media_type,
-        "selection": "body",
-        "body": {"ref": ref},
-    }
+    return _part(part_id, "attachment", media_type, "body", body={"ref": ref})
 
 
 def attachment_metadata(part_id: str, media_type: str) -> JSON:
     """An attachment part whose bytes are withheld."""
-    return {"id": part_id, "kind": "attachment", "mediaType": media_type, "selection": "metadata"}
+    return _part(part_id, "attachment", media_type, "metadata")
 
 
 def message(message_id: str, role: str, *parts: JSON) -> JSON:
@@ -214,38 +208,31 @@ def candidate_of(value: JSON, origin: str = "org.example.cache") -> JSON:
 
 # ---------------------------------------------------------------- events
 # Each returns the event payload after the envelope fields (id, source, type,
-# time), starting with `type`.
+# time), starting with `type` and the session.
+
+
+def _event(event_type: str, **payload: JSON) -> dict[str, JSON]:
+    """An event of `event_type` in this set's session; `payload` keys follow in order."""
+    event: dict[str, JSON] = {"type": event_type, "session": {"id": SESSION_ID}}
+    event.update(copy.deepcopy(payload))
+    return event
+
+
+def _tool_event(event_type: str, name: str, kind: str, tool_input: JSON, call_id: str) -> JSON:
+    """The fields `tool.before` and `tool.after` share, for a native tool."""
+    tool = {"name": name, "kind": kind, "origin": "native", "input": tool_input}
+    return _event(event_type, call={"id": call_id}, tool=tool, path="native")
 
 
 def tool_before_event(name: str, kind: str, tool_input: JSON, call_id: str = "call-1") -> JSON:
-    return {
-        "type": "tool.before",
-        "session": {"id": SESSION_ID},
-        "call": {"id": call_id},
-        "tool": {
-            "name": name,
-            "kind": kind,
-            "origin": "native",
-            "input": copy.deepcopy(tool_input),
-        },
-        "path": "native",
-    }
+    return _tool_event("tool.before", name, kind, tool_input, call_id)
 
 
 def tool_after_event(
     name: str, kind: str, tool_input: JSON, items: list[JSON], call_id: str = "call-1"
 ) -> JSON:
     return {
-        "type": "tool.after",
-        "session": {"id": SESSION_ID},
-        "call": {"id": call_id},
-        "tool": {
-            "name": name,
-            "kind": kind,
-            "origin": "native",
-            "input": copy.deepcopy(tool_input),
-        },
-        "path": "native",
+        **_tool_event("tool.after", name, kind, tool_input, call_id),
         "outcome": "ok",
         "execution": {"status": "executed"},
         "durationMs": 42,
@@ -254,56 +241,44 @@ def tool_after_event(
 
 
 def turn_finish_event(items: list[JSON], continuation_count: int = 0) -> JSON:
-    return {
-        "type": "turn.finish.before",
-        "session": {"id": SESSION_ID},
-        "turn": {"id": "turn-3"},
-        "outcome": "completed",
-        "continuationCount": continuation_count,
-        "items": copy.deepcopy(items),
-    }
+    return _event(
+        "turn.finish.before",
+        turn={"id": "turn-3"},
+        outcome="completed",
+        continuationCount=continuation_count,
+        items=items,
+    )
 
 
 def model_request_event(items: list[JSON]) -> JSON:
-    return {
-        "type": "model.request.before",
-        "session": {"id": SESSION_ID},
-        "turn": {"id": "turn-3"},
-        "model": {"id": "example-model-large", "provider": "example"},
-        "attempt": {"id": "attempt-1", "number": 1},
-        "params": {},
-        "items": copy.deepcopy(items),
-    }
+    return _event(
+        "model.request.before",
+        turn={"id": "turn-3"},
+        model={"id": "example-model-large", "provider": "example"},
+        attempt={"id": "attempt-1", "number": 1},
+        params={},
+        items=items,
+    )
 
 
 def compact_before_event(items: list[JSON], instructions: list[JSON] | None) -> JSON:
-    event: dict[str, JSON] = {
-        "type": "context.compact.before",
-        "session": {"id": SESSION_ID},
-        "trigger": "auto",
-        "items": copy.deepcopy(items),
-    }
+    event = _event("context.compact.before", trigger="auto", items=items)
     if instructions is not None:
         event["instructions"] = copy.deepcopy(instructions)
     return event
 
 
 def compact_after_event(summary: list[JSON], removed: list[str]) -> JSON:
-    return {
-        "type": "context.compact.after",
-        "session": {"id": SESSION_ID},
-        "summary": copy.deepcopy(summary),
-        "removed": [{"id": item_id} for item_id in removed],
-        "execution": {"status": "executed"},
-    }
+    return _event(
+        "context.compact.after",
+        summary=summary,
+        removed=[{"id": item_id} for item_id in removed],
+        execution={"status": "executed"},
+    )
 
 
 def outbound_event(messages: list[JSON], channel: str = "chat") -> JSON:
-    return {
-        "type": "user.message.outbound",
-        "session": {"id": SESSION_ID},
-        "message": {"channel": channel, "messages": copy.deepcopy(messages)},
-    }
+    return _event("user.message.outbound", message={"channel": channel, "messages": messages})
 
 
 def elicitation_result_event(
@@ -312,25 +287,20 @@ def elicitation_result_event(
     """`user.elicitation.result`; `result` is one text part (or None)."""
     elicitation: dict[str, JSON] = {"server": server, "mode": mode, "action": action}
     if result is not None:
-        elicitation["result"] = copy.deepcopy(result)
-    return {
-        "type": "user.elicitation.result",
-        "session": {"id": SESSION_ID},
-        "parentEventId": "core-elicitation-request-1",
-        "elicitation": elicitation,
-    }
+        elicitation["result"] = result
+    return _event(
+        "user.elicitation.result",
+        parentEventId="core-elicitation-request-1",
+        elicitation=elicitation,
+    )
 
 
 def workspace_before_event(kind: str, change: JSON, prior: JSON | None = None) -> JSON:
-    workspace: dict[str, JSON] = {"kind": kind, "change": copy.deepcopy(change)}
+    workspace: dict[str, JSON] = {"kind": kind, "change": change}
     if prior is not None:
-        workspace["prior"] = copy.deepcopy(prior)
+        workspace["prior"] = prior
     workspace["reason"] = "user requested a different project"
-    return {
-        "type": "workspace.change.before",
-        "session": {"id": SESSION_ID},
-        "workspace": workspace,
-    }
+    return _event("workspace.change.before", workspace=workspace)
 
 
 # ---------------------------------------------------------------- envelopes

@@ -21,6 +21,7 @@ DOCS = REPO / "docs" / "scenarios.md"
 sys.path.insert(0, str(TOOLS))
 import generate_scenarios  # noqa: E402
 from scenario_lint import lint  # noqa: E402
+from scenario_model import Negative, expect_target, rejected_rows  # noqa: E402
 
 # docs/scenarios.md "Boundaries in the core set": event -> modify target.
 BOUNDARY_TARGETS = {
@@ -189,6 +190,41 @@ def test_output_option_leaves_the_committed_file_alone(tmp_path: Path) -> None:
     before = CORE.read_bytes()
     assert run_generator("--output", str(tmp_path / "elsewhere.json")).returncode == 0
     assert CORE.read_bytes() == before
+
+
+def test_rejected_rows_fall_back_to_the_group_request() -> None:
+    usual = {"type": "tool.before", "session": {"id": "s"}}
+    other = {"type": "tool.before", "session": {"id": "t"}}
+    caps = {"effects": ["allow"]}
+    first, second = rejected_rows(
+        "g.",
+        "group",
+        usual,
+        caps,
+        [
+            Negative("plain", "schema-invalid", [{"type": "audit"}], ["extra"]),
+            Negative("own", "capability-invalid", [], event=other, caps={"effects": []}),
+        ],
+    )
+    assert first["id"] == "g.plain"
+    assert first["request"]["params"]["event"]["session"] == {"id": "s"}
+    assert first["request"]["params"]["capabilities"] == caps
+    assert first["response"]["result"]["effects"] == [{"type": "audit"}]
+    assert first["tags"] == ["group", "extra", "negative", "schema-invalid", "atomic-rejection"]
+    assert second["request"]["params"]["event"]["session"] == {"id": "t"}
+    assert second["request"]["params"]["capabilities"] == {"effects": []}
+    assert second["tags"] == ["group", "negative", "capability-invalid", "atomic-rejection"]
+
+
+def test_expect_target_names_only_its_target() -> None:
+    packed = expect_target("output", [], decision="allow", executed=False, flow="stop")
+    assert packed == {
+        "decision": "allow",
+        "executed": False,
+        "messages": [],
+        "effective": {"output": []},
+        "flow": "stop",
+    }
 
 
 def test_lint_rejects_a_row_without_effective(scenarios: list[dict[str, Any]]) -> None:
