@@ -1,11 +1,11 @@
 // Server-side token checks and client-side token acquisition, in process.
 
 import assert from "node:assert/strict";
-import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { SignJWT, type JWTPayload } from "jose";
+import type { JWTPayload } from "jose";
 import {
   bearerToken,
   clientCredential,
@@ -14,10 +14,16 @@ import {
 } from "../auth.js";
 import type { AuthConfig } from "../config.js";
 import { tempDir } from "./processes.js";
+import {
+  AUDIENCE,
+  claims,
+  CLOCK,
+  es256Token as signEs256,
+  HS_SECRET,
+  hs256Token,
+  jwtAuth,
+} from "./tokens.js";
 
-const CLOCK = 1_893_456_000;
-const ISSUER = "urn:test:issuer";
-const AUDIENCE = "urn:test:backend";
 const directory = tempDir("ahp-ts-auth-");
 after(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -28,41 +34,19 @@ writeFileSync(
   publicKeyFile,
   es256.publicKey.export({ type: "spki", format: "pem" }),
 );
-const hsSecret = "compat-secret-for-tests-only-0123456789";
-
-/** Standard claims with `change` applied; a key set to null is left out. */
-function claims(change: Record<string, unknown> = {}): JWTPayload {
-  const all: Record<string, unknown> = {
-    iss: ISSUER,
-    sub: "client-1",
-    aud: AUDIENCE,
-    purpose: "oauth",
-    iat: CLOCK,
-    exp: CLOCK + 3600,
-    ...change,
-  };
-  return Object.fromEntries(
-    Object.entries(all).filter(([, value]) => value !== null),
-  );
-}
-
-function es256Token(
-  payload: JWTPayload,
-  key: KeyObject = es256.privateKey,
-): Promise<string> {
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: "ES256", typ: "JWT" })
-    .sign(key);
-}
-
-function hs256Token(payload: JWTPayload, secret = hsSecret): Promise<string> {
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .sign(new TextEncoder().encode(secret));
-}
+const es256Token = (payload: JWTPayload, key = es256.privateKey) =>
+  signEs256(payload, key);
 
 const headers = (...values: string[]) =>
   values.flatMap((value) => ["Authorization", value]);
+
+/** Whether the authenticator for `auth` accepts a token sent as the one Bearer header. */
+async function accepting(
+  auth: AuthConfig,
+): Promise<(token: string) => Promise<boolean>> {
+  const check = await createAuthenticator(auth);
+  return async (token) => check(headers(`Bearer ${token}`));
+}
 
 describe("Authorization header parsing", () => {
   test("exactly one Bearer header is required", () => {
@@ -93,17 +77,9 @@ describe("bearer mode", async () => {
 });
 
 describe("strict oauth: ES256 with the PEM public key", async () => {
-  const auth: AuthConfig = {
-    mode: "oauth",
-    profile: "strict",
-    publicKeyFile,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    purpose: "oauth",
-    clock: CLOCK,
-  };
-  const check = await createAuthenticator(auth);
-  const accepts = async (token: string) => check(headers(`Bearer ${token}`));
+  const accepts = await accepting(
+    jwtAuth("oauth", "strict", { publicKeyFile }),
+  );
   test("accepts a valid token at the configured clock", async () => {
     assert.equal(await accepts(await es256Token(claims())), true);
   });
@@ -137,43 +113,19 @@ describe("strict oauth: ES256 with the PEM public key", async () => {
 });
 
 describe("compat workload: HS256 with the signing key", async () => {
-  const auth: AuthConfig = {
-    mode: "workload",
-    profile: "compat",
-    signingKey: hsSecret,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    purpose: "workload",
-    clock: CLOCK,
-  };
-  const check = await createAuthenticator(auth);
+  const accepts = await accepting(
+    jwtAuth("workload", "compat", { signingKey: HS_SECRET }),
+  );
+  const workload = claims({ purpose: "workload" });
   test("accepts HS256 with the right key and purpose; refuses the rest", async () => {
-    assert.equal(
-      await check(
-        headers(`Bearer ${await hs256Token(claims({ purpose: "workload" }))}`),
-      ),
-      true,
-    );
-    assert.equal(
-      await check(
-        headers(`Bearer ${await hs256Token(claims({ purpose: "oauth" }))}`),
-      ),
-      false,
-    );
-    assert.equal(
-      await check(
-        headers(
-          `Bearer ${await hs256Token(claims({ purpose: "workload" }), "other-secret")}`,
-        ),
-      ),
-      false,
-    );
-    assert.equal(
-      await check(
-        headers(`Bearer ${await es256Token(claims({ purpose: "workload" }))}`),
-      ),
-      false,
-    );
+    assert.equal(await accepts(await hs256Token(workload)), true);
+    const refused = [
+      () => hs256Token(claims({ purpose: "oauth" })),
+      () => hs256Token(workload, "other-secret"),
+      () => es256Token(workload),
+    ];
+    for (const make of refused)
+      assert.equal(await accepts(await make()), false);
   });
 });
 
@@ -228,25 +180,16 @@ describe("client credentials", () => {
     );
   });
   test("static credentials", async () => {
-    assert.equal(
-      await clientCredential(
-        { mode: "bearer", profile: "strict", token: "t" },
-        async () => assert.fail(),
-      ),
-      "t",
-    );
-    assert.equal(
-      await clientCredential(
-        { mode: "workload", profile: "strict", assertion: "a" },
-        async () => assert.fail(),
-      ),
-      "a",
-    );
-    assert.equal(
-      await clientCredential({ mode: "mtls", profile: "strict" }, async () =>
-        assert.fail(),
-      ),
-      null,
-    );
+    const statics: [AuthConfig, string | null][] = [
+      [{ mode: "bearer", profile: "strict", token: "t" }, "t"],
+      [{ mode: "workload", profile: "strict", assertion: "a" }, "a"],
+      [{ mode: "mtls", profile: "strict" }, null],
+    ];
+    for (const [auth, credential] of statics) {
+      assert.equal(
+        await clientCredential(auth, async () => assert.fail()),
+        credential,
+      );
+    }
   });
 });

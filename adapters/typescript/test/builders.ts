@@ -2,33 +2,21 @@
 
 import type { Json, JsonObject } from "../json.js";
 
-export const text = (id: string, body: string): JsonObject => ({
-  id,
-  kind: "text",
-  mediaType: "text/plain",
-  selection: "body",
-  text: body,
-});
-export const metadataPart = (id: string): JsonObject => ({
-  id,
-  kind: "text",
-  mediaType: "text/plain",
-  selection: "metadata",
-});
-export const gapPart = (id: string): JsonObject => ({
-  id,
-  kind: "text",
-  mediaType: "text/plain",
-  selection: "body",
-  gap: { reason: "unavailable" },
-});
-export const attachment = (id: string): JsonObject => ({
-  id,
-  kind: "attachment",
-  mediaType: "image/png",
-  selection: "body",
-  body: { ref: "blob-1" },
-});
+/** A content part; `extra` adds the body, gap or other fields. */
+export const part = (
+  id: string,
+  selection: string,
+  extra: JsonObject = {},
+  kind = "text",
+  mediaType = "text/plain",
+): JsonObject => ({ id, kind, mediaType, selection, ...extra });
+export const text = (id: string, body: string): JsonObject =>
+  part(id, "body", { text: body });
+export const metadataPart = (id: string): JsonObject => part(id, "metadata");
+export const gapPart = (id: string): JsonObject =>
+  part(id, "body", { gap: { reason: "unavailable" } });
+export const attachment = (id: string): JsonObject =>
+  part(id, "body", { body: { ref: "blob-1" } }, "attachment", "image/png");
 export const message = (
   id: string,
   role: string,
@@ -120,7 +108,7 @@ export function elicitationResult(
 export const answerPart = (answer: Json, selection = "body"): JsonObject =>
   selection === "body"
     ? text("answer-part", JSON.stringify(answer))
-    : { id: "answer-part", kind: "text", mediaType: "text/plain", selection };
+    : part("answer-part", selection);
 
 export const workspaceBefore = (change: JsonObject): JsonObject => ({
   type: "workspace.change.before",
@@ -158,6 +146,13 @@ export function request(
     },
   };
 }
+
+/** A `modify` effect. */
+export const modify = (
+  target: string,
+  operation: string,
+  value: Json,
+): JsonObject => ({ type: "modify", target, operation, value });
 
 export function success(id: Json, effects: Json): JsonObject {
   return { jsonrpc: "2.0", id, result: { protocolVersion: "draft", effects } };

@@ -9,7 +9,6 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { SignJWT } from "jose";
 import type { JsonObject } from "../json.js";
 import {
   mismatch,
@@ -27,12 +26,17 @@ import {
   startServer,
   tempDir,
   writeJson,
+  type RunningServer,
 } from "./processes.js";
-
-const CLOCK = 1_893_456_000;
-const ISSUER = "urn:test:issuer";
-const AUDIENCE = "urn:test:backend";
-const HS_SECRET = "compat-secret-for-tests-only-0123456789";
+import {
+  AUDIENCE,
+  claims,
+  es256Token,
+  HS_SECRET,
+  hs256Token,
+  jwtAuth,
+  type Profile,
+} from "./tokens.js";
 
 const work = tempDir("ahp-ts-e2e-");
 let trust: TrustFiles;
@@ -71,6 +75,58 @@ interface Report {
   }[];
 }
 
+type Receipts = ReturnType<typeof readReceiptLog>;
+
+/** Writes the config of a server named `name`, its readiness and receipt files beside it. */
+function serverFiles(
+  name: string,
+  transport: string,
+  auth: JsonObject,
+  extra: JsonObject = {},
+): { config: string; readinessFile: string; receiptLog: string } {
+  const readinessFile = join(work, `${name}-ready.json`);
+  const receiptLog = join(work, `${name}-receipts.jsonl`);
+  const config = writeJson(join(work, `${name}-server.json`), {
+    transport,
+    readinessFile,
+    scenarioFile,
+    receiptLog,
+    auth,
+    ...extra,
+  });
+  return { config, readinessFile, receiptLog };
+}
+
+/** Runs an HTTP server process for the duration of `use`. */
+async function withServer<T>(
+  name: string,
+  auth: JsonObject,
+  use: (server: RunningServer, receiptLog: string) => Promise<T>,
+  extra: JsonObject = {},
+): Promise<T> {
+  const files = serverFiles(name, "http", auth, extra);
+  const server = await startServer(files.config, files.readinessFile);
+  try {
+    return await use(server, files.receiptLog);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Runs a client process over the blind file (`fields` completes its config); it must exit 0. */
+async function runClient(name: string, fields: JsonObject): Promise<Report> {
+  const reportFile = join(work, `${name}-report.json`);
+  const config = writeJson(join(work, `${name}-client.json`), {
+    scenarioFile: blindFile,
+    reportFile,
+    auth: { mode: "none" },
+    timeoutMs: 10000,
+    ...fields,
+  });
+  assert.equal(await runClientProcess(config), 0, "the client exits 0");
+  return JSON.parse(readFileSync(reportFile, "utf8")) as Report;
+}
+
 let counter = 0;
 
 interface Combination {
@@ -81,41 +137,27 @@ interface Combination {
 }
 
 /** Runs one HTTP combination: server to readiness, client to completion, shutdown. */
-async function runHttp(combination: Combination): Promise<{
+function runHttp(combination: Combination): Promise<{
   report: Report;
-  receipts: ReturnType<typeof readReceiptLog>;
+  receipts: Receipts;
   endpoint: string;
 }> {
   const name = `c${++counter}`;
-  const readinessFile = join(work, `${name}-ready.json`);
-  const receiptLog = join(work, `${name}-receipts.jsonl`);
-  const serverConfig = writeJson(join(work, `${name}-server.json`), {
-    transport: "http",
-    readinessFile,
-    scenarioFile,
-    receiptLog,
-    auth: combination.serverAuth,
-    ...(combination.serverTls ? { tls: combination.serverTls } : {}),
-  });
-  const server = await startServer(serverConfig, readinessFile);
-  try {
-    const endpoint = server.readiness.endpoint ?? "";
-    const reportFile = join(work, `${name}-report.json`);
-    const clientConfig = writeJson(join(work, `${name}-client.json`), {
-      transport: "http",
-      endpoint,
-      scenarioFile: blindFile,
-      reportFile,
-      auth: combination.clientAuth,
-      ...(combination.clientTls ? { tls: combination.clientTls } : {}),
-      timeoutMs: 10000,
-    });
-    assert.equal(await runClientProcess(clientConfig), 0, "the client exits 0");
-    const report = JSON.parse(readFileSync(reportFile, "utf8")) as Report;
-    return { report, receipts: readReceiptLog(receiptLog), endpoint };
-  } finally {
-    await server.stop();
-  }
+  return withServer(
+    name,
+    combination.serverAuth,
+    async (server, receiptLog) => {
+      const endpoint = server.readiness.endpoint ?? "";
+      const report = await runClient(name, {
+        transport: "http",
+        endpoint,
+        auth: combination.clientAuth,
+        ...(combination.clientTls ? { tls: combination.clientTls } : {}),
+      });
+      return { report, receipts: readReceiptLog(receiptLog), endpoint };
+    },
+    combination.serverTls ? { tls: combination.serverTls } : {},
+  );
 }
 
 function assertAllPass(report: Report): void {
@@ -131,7 +173,7 @@ function assertAllPass(report: Report): void {
   }
 }
 
-function assertReceipted(receipts: ReturnType<typeof readReceiptLog>): void {
+function assertReceipted(receipts: Receipts): void {
   assert.deepEqual(
     receipts.map((receipt) => receipt.kind),
     answered.map(() => "request"),
@@ -140,6 +182,12 @@ function assertReceipted(receipts: ReturnType<typeof readReceiptLog>): void {
     receipts.map((receipt) => receipt.message),
     answered.map((scenario) => scenario.request),
   );
+}
+
+/** Every row passed and the server receipted every request, in order. */
+function assertServed(run: { report: Report; receipts: Receipts }): void {
+  assertAllPass(run.report);
+  assertReceipted(run.receipts);
 }
 
 function assertAllFailed(report: Report): void {
@@ -151,15 +199,25 @@ function assertAllFailed(report: Report): void {
   }
 }
 
-const strictServerTls = () => ({
-  certFile: trust.serverCertFile,
-  keyFile: trust.serverKeyFile,
+/** Server and client TLS of the strict profile: the test CA's server certificate. */
+const strictTls = () => ({
+  serverTls: { certFile: trust.serverCertFile, keyFile: trust.serverKeyFile },
+  clientTls: { caFile: trust.caFile },
 });
-const strictClientTls = () => ({ caFile: trust.caFile });
+
+/** A JWT over `payload`: ES256 with the token key (strict) or HS256 with the shared secret (compat). */
+function signFor(
+  profile: Profile,
+  payload: ReturnType<typeof claims>,
+): Promise<string> {
+  return profile === "strict"
+    ? es256Token(payload, trust.tokenPrivateKey)
+    : hs256Token(payload);
+}
 
 /** A loopback token endpoint: HTTPS with ES256 tokens (strict) or HTTP with HS256 (compat). */
 async function withTokenEndpoint<T>(
-  profile: "strict" | "compat",
+  profile: Profile,
   use: (endpoint: string, issued: () => number) => Promise<T>,
 ): Promise<T> {
   let issued = 0;
@@ -180,24 +238,8 @@ async function withTokenEndpoint<T>(
         return;
       }
       issued += 1;
-      const jwt = new SignJWT({
-        iss: ISSUER,
-        sub: "client-1",
-        aud: AUDIENCE,
-        purpose: "oauth",
-        iat: CLOCK,
-        exp: CLOCK + 3600,
-      });
-      const token =
-        profile === "strict"
-          ? await jwt
-              .setProtectedHeader({ alg: "ES256", typ: "JWT" })
-              .sign(trust.tokenPrivateKey)
-          : await jwt
-              .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-              .sign(new TextEncoder().encode(HS_SECRET));
       const body = JSON.stringify({
-        access_token: token,
+        access_token: await signFor(profile, claims()),
         token_type: "Bearer",
         expires_in: 3600,
       });
@@ -232,171 +274,121 @@ async function withTokenEndpoint<T>(
   }
 }
 
-async function workloadAssertion(
-  profile: "strict" | "compat",
-): Promise<string> {
-  const jwt = new SignJWT({
-    iss: ISSUER,
-    sub: "workload-1",
-    aud: AUDIENCE,
-    purpose: "workload",
-    iat: CLOCK,
-    exp: CLOCK + 3600,
-  });
-  return profile === "strict"
-    ? jwt
-        .setProtectedHeader({ alg: "ES256", typ: "JWT" })
-        .sign(trust.tokenPrivateKey)
-    : jwt
-        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-        .sign(new TextEncoder().encode(HS_SECRET));
-}
+const workloadAssertion = (profile: Profile): Promise<string> =>
+  signFor(profile, claims({ sub: "workload-1", purpose: "workload" }));
 
-const jwtServerAuth = (
-  mode: string,
-  profile: "strict" | "compat",
-): JsonObject => ({
-  mode,
+const jwtServerAuth = (mode: "oauth" | "workload", profile: Profile) =>
+  jwtAuth(
+    mode,
+    profile,
+    profile === "strict"
+      ? { publicKeyFile: trust.tokenPublicKeyFile }
+      : { signingKey: HS_SECRET },
+  );
+
+const bearer = (profile: Profile, token: string): JsonObject => ({
+  mode: "bearer",
   profile,
-  issuer: ISSUER,
+  token,
+});
+
+const oauthClient = (profile: Profile, tokenEndpoint: string): JsonObject => ({
+  mode: "oauth",
+  profile,
+  tokenEndpoint,
+  clientId: "client-1",
+  clientSecret: "client-secret",
   audience: AUDIENCE,
-  purpose: mode,
-  clock: CLOCK,
-  ...(profile === "strict"
-    ? { publicKeyFile: trust.tokenPublicKeyFile }
-    : { signingKey: HS_SECRET }),
 });
 
 describe("HTTP end to end", () => {
   test("plain HTTP, no auth: every row derives its expectation; receipts in order", async () => {
-    const { report, receipts, endpoint } = await runHttp({
+    const run = await runHttp({
       serverAuth: { mode: "none" },
       clientAuth: { mode: "none" },
     });
-    assert.match(endpoint, /^http:\/\/127\.0\.0\.1:\d+\/intercept$/);
-    assertAllPass(report);
-    assertReceipted(receipts);
+    assert.match(run.endpoint, /^http:\/\/127\.0\.0\.1:\d+\/intercept$/);
+    assertServed(run);
   });
 
-  test("strict bearer over HTTPS", async () => {
-    const { report, receipts } = await runHttp({
-      serverAuth: {
-        mode: "bearer",
-        profile: "strict",
-        token: "bearer-token-1",
-      },
-      clientAuth: {
-        mode: "bearer",
-        profile: "strict",
-        token: "bearer-token-1",
-      },
-      serverTls: strictServerTls(),
-      clientTls: strictClientTls(),
+  /** The server expects bearer-token-1 over strict TLS; the client sends `token`. */
+  const strictBearer = (token: string) =>
+    runHttp({
+      serverAuth: bearer("strict", "bearer-token-1"),
+      clientAuth: bearer("strict", token),
+      ...strictTls(),
     });
-    assertAllPass(report);
-    assertReceipted(receipts);
+
+  test("strict bearer over HTTPS", async () => {
+    assertServed(await strictBearer("bearer-token-1"));
   });
 
   test("strict bearer with a wrong token: every row fails, nothing is receipted", async () => {
-    const { report, receipts } = await runHttp({
-      serverAuth: {
-        mode: "bearer",
-        profile: "strict",
-        token: "bearer-token-1",
-      },
-      clientAuth: {
-        mode: "bearer",
-        profile: "strict",
-        token: "bearer-token-2",
-      },
-      serverTls: strictServerTls(),
-      clientTls: strictClientTls(),
-    });
+    const { report, receipts } = await strictBearer("bearer-token-2");
     assertAllFailed(report);
     assert.deepEqual(receipts, []);
   });
 
   test("strict oauth: token acquired once over HTTPS, ES256 verified", async () => {
     await withTokenEndpoint("strict", async (tokenEndpoint, issued) => {
-      const { report, receipts } = await runHttp({
-        serverAuth: jwtServerAuth("oauth", "strict"),
-        clientAuth: {
-          mode: "oauth",
-          profile: "strict",
-          tokenEndpoint,
-          clientId: "client-1",
-          clientSecret: "client-secret",
-          audience: AUDIENCE,
-        },
-        serverTls: strictServerTls(),
-        clientTls: strictClientTls(),
-      });
-      assertAllPass(report);
-      assertReceipted(receipts);
+      assertServed(
+        await runHttp({
+          serverAuth: jwtServerAuth("oauth", "strict"),
+          clientAuth: oauthClient("strict", tokenEndpoint),
+          ...strictTls(),
+        }),
+      );
       assert.equal(issued(), 1);
     });
   });
 
-  test("strict workload: the ES256 assertion is the bearer credential", async () => {
-    const { report } = await runHttp({
+  /** A strict workload server; the client's assertion is signed as `signer` signs. */
+  const strictWorkload = async (signer: Profile) =>
+    runHttp({
       serverAuth: jwtServerAuth("workload", "strict"),
       clientAuth: {
         mode: "workload",
         profile: "strict",
-        assertion: await workloadAssertion("strict"),
+        assertion: await workloadAssertion(signer),
       },
-      serverTls: strictServerTls(),
-      clientTls: strictClientTls(),
+      ...strictTls(),
     });
-    assertAllPass(report);
+
+  test("strict workload: the ES256 assertion is the bearer credential", async () => {
+    assertAllPass((await strictWorkload("strict")).report);
   });
 
-  test("strict workload refuses an oauth-purpose token", async () => {
-    const { report } = await runHttp({
-      serverAuth: jwtServerAuth("workload", "strict"),
-      clientAuth: {
-        mode: "workload",
-        profile: "strict",
-        assertion: await workloadAssertion("compat"),
-      },
-      serverTls: strictServerTls(),
-      clientTls: strictClientTls(),
-    });
-    assertAllFailed(report);
+  test("strict workload refuses an HS256 (compat-signed) token", async () => {
+    assertAllFailed((await strictWorkload("compat")).report);
   });
 
   test("strict mtls: a client certificate chaining to the CA is required", async () => {
-    const serverTls = { ...strictServerTls(), clientCaFile: trust.caFile };
-    const good = await runHttp({
-      serverAuth: { mode: "mtls", profile: "strict" },
-      clientAuth: { mode: "mtls", profile: "strict" },
-      serverTls,
-      clientTls: {
-        caFile: trust.caFile,
-        certFile: trust.clientCertFile,
-        keyFile: trust.clientKeyFile,
-      },
-    });
+    const mtls = { mode: "mtls", profile: "strict" };
+    const withClientCertificate = (certFile: string, keyFile: string) =>
+      runHttp({
+        serverAuth: mtls,
+        clientAuth: mtls,
+        serverTls: { ...strictTls().serverTls, clientCaFile: trust.caFile },
+        clientTls: { caFile: trust.caFile, certFile, keyFile },
+      });
+    const good = await withClientCertificate(
+      trust.clientCertFile,
+      trust.clientKeyFile,
+    );
     assertAllPass(good.report);
-    const stranger = await runHttp({
-      serverAuth: { mode: "mtls", profile: "strict" },
-      clientAuth: { mode: "mtls", profile: "strict" },
-      serverTls,
-      clientTls: {
-        caFile: trust.caFile,
-        certFile: trust.otherClientCertFile,
-        keyFile: trust.otherClientKeyFile,
-      },
-    });
+    const stranger = await withClientCertificate(
+      trust.otherClientCertFile,
+      trust.otherClientKeyFile,
+    );
     assertAllFailed(stranger.report);
     assert.deepEqual(stranger.receipts, []);
   });
 
   test("the client verifies the server certificate chain", async () => {
     const { report } = await runHttp({
-      serverAuth: { mode: "bearer", profile: "strict", token: "t" },
-      clientAuth: { mode: "bearer", profile: "strict", token: "t" },
-      serverTls: strictServerTls(),
+      serverAuth: bearer("strict", "t"),
+      clientAuth: bearer("strict", "t"),
+      ...strictTls(),
       clientTls: { caFile: trust.otherCaFile },
     });
     assertAllFailed(report);
@@ -404,8 +396,8 @@ describe("HTTP end to end", () => {
 
   test("compat bearer over plain HTTP", async () => {
     const { report } = await runHttp({
-      serverAuth: { mode: "bearer", profile: "compat", token: "compat-token" },
-      clientAuth: { mode: "bearer", profile: "compat", token: "compat-token" },
+      serverAuth: bearer("compat", "compat-token"),
+      clientAuth: bearer("compat", "compat-token"),
     });
     assertAllPass(report);
   });
@@ -414,14 +406,7 @@ describe("HTTP end to end", () => {
     await withTokenEndpoint("compat", async (tokenEndpoint, issued) => {
       const { report } = await runHttp({
         serverAuth: jwtServerAuth("oauth", "compat"),
-        clientAuth: {
-          mode: "oauth",
-          profile: "compat",
-          tokenEndpoint,
-          clientId: "client-1",
-          clientSecret: "client-secret",
-          audience: AUDIENCE,
-        },
+        clientAuth: oauthClient("compat", tokenEndpoint),
       });
       assertAllPass(report);
       assert.equal(issued(), 1);
@@ -429,17 +414,15 @@ describe("HTTP end to end", () => {
   });
 
   test("compat mtls: trust files under auth", async () => {
-    const files = {
-      caFile: trust.caFile,
-      certFile: trust.serverCertFile,
-      keyFile: trust.serverKeyFile,
-    };
+    const mtls = { mode: "mtls", profile: "compat", caFile: trust.caFile };
     const { report, endpoint } = await runHttp({
-      serverAuth: { mode: "mtls", profile: "compat", ...files },
+      serverAuth: {
+        ...mtls,
+        certFile: trust.serverCertFile,
+        keyFile: trust.serverKeyFile,
+      },
       clientAuth: {
-        mode: "mtls",
-        profile: "compat",
-        caFile: trust.caFile,
+        ...mtls,
         certFile: trust.clientCertFile,
         keyFile: trust.clientKeyFile,
       },
@@ -455,17 +438,12 @@ describe("HTTP end to end", () => {
     );
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const reportFile = join(work, "unreachable-report.json");
-    const config = writeJson(join(work, "unreachable-client.json"), {
+    const report = await runClient("unreachable", {
       transport: "http",
       endpoint: `http://127.0.0.1:${port}/intercept`,
-      scenarioFile: blindFile,
-      reportFile,
-      auth: { mode: "none" },
       timeoutMs: 2000,
     });
-    assert.equal(await runClientProcess(config), 0);
-    assertAllFailed(JSON.parse(readFileSync(reportFile, "utf8")) as Report);
+    assertAllFailed(report);
   });
 });
 
@@ -489,67 +467,54 @@ function rawRequest(
   });
 }
 
+/** The JSON-RPC error code of a control() reply. */
+const errorCode = (reply: { body: unknown }): unknown =>
+  ((reply.body as JsonObject)["error"] as JsonObject)["code"];
+
 describe("server behaviour over HTTP", () => {
   test("duplicated Authorization headers get 401 with no body and no receipt", async () => {
-    const readinessFile = join(work, "dup-ready.json");
-    const receiptLog = join(work, "dup-receipts.jsonl");
-    const config = writeJson(join(work, "dup-server.json"), {
-      transport: "http",
-      readinessFile,
-      scenarioFile,
-      receiptLog,
-      auth: { mode: "bearer", profile: "compat", token: "dup-token" },
-    });
-    const server = await startServer(config, readinessFile);
-    try {
-      const endpoint = server.readiness.endpoint ?? "";
-      const body = JSON.stringify(answered[0]?.request);
-      const head =
-        "POST /intercept HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
-      const single = await rawRequest(
-        endpoint,
-        `${head}Authorization: Bearer dup-token\r\n`,
-        body,
-      );
-      assert.match(single, /^HTTP\/1\.1 200 /);
-      const doubled = await rawRequest(
-        endpoint,
-        `${head}Authorization: Bearer dup-token\r\nAuthorization: Bearer dup-token\r\n`,
-        body,
-      );
-      assert.match(doubled, /^HTTP\/1\.1 401 /);
-      assert.equal(doubled.split("\r\n\r\n")[1], "");
-      const missing = await rawRequest(endpoint, head, body);
-      assert.match(missing, /^HTTP\/1\.1 401 /);
-      assert.equal(readReceiptLog(receiptLog).length, 1);
-      const receipts = await control(
-        server.readiness.controlEndpoint,
-        "GET",
-        "/receipts",
-      );
-      assert.equal(
-        (receipts.body as { requests: unknown[] }).requests.length,
-        1,
-      );
-    } finally {
-      await server.stop();
-    }
+    await withServer(
+      "dup",
+      bearer("compat", "dup-token"),
+      async (server, receiptLog) => {
+        const endpoint = server.readiness.endpoint ?? "";
+        const body = JSON.stringify(answered[0]?.request);
+        const head =
+          "POST /intercept HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+        const authorization = "Authorization: Bearer dup-token\r\n";
+        const single = await rawRequest(
+          endpoint,
+          `${head}${authorization}`,
+          body,
+        );
+        assert.match(single, /^HTTP\/1\.1 200 /);
+        const doubled = await rawRequest(
+          endpoint,
+          `${head}${authorization}${authorization}`,
+          body,
+        );
+        assert.match(doubled, /^HTTP\/1\.1 401 /);
+        assert.equal(doubled.split("\r\n\r\n")[1], "");
+        const missing = await rawRequest(endpoint, head, body);
+        assert.match(missing, /^HTTP\/1\.1 401 /);
+        assert.equal(readReceiptLog(receiptLog).length, 1);
+        const receipts = await control(
+          server.readiness.controlEndpoint,
+          "GET",
+          "/receipts",
+        );
+        assert.equal(
+          (receipts.body as { requests: unknown[] }).requests.length,
+          1,
+        );
+      },
+    );
   });
 
   test("control endpoints, discovery, unknown ids and reset", async () => {
-    const readinessFile = join(work, "ctl-ready.json");
-    const receiptLog = join(work, "ctl-receipts.jsonl");
-    const config = writeJson(join(work, "ctl-server.json"), {
-      transport: "http",
-      readinessFile,
-      scenarioFile,
-      receiptLog,
-      auth: { mode: "none" },
-    });
-    const server = await startServer(config, readinessFile);
-    const base = server.readiness.controlEndpoint;
-    const endpoint = server.readiness.endpoint ?? "";
-    try {
+    await withServer("ctl", { mode: "none" }, async (server, receiptLog) => {
+      const base = server.readiness.controlEndpoint;
+      const endpoint = server.readiness.endpoint ?? "";
       assert.deepEqual((await control(base, "GET", "/health")).body, {
         ready: true,
       });
@@ -572,9 +537,8 @@ describe("server behaviour over HTTP", () => {
       };
       unknown.id = "no-such-scenario";
       unknown.params.event.id = "no-such-scenario";
-      const reply = await control(endpoint, "POST", "", unknown);
       assert.equal(
-        ((reply.body as JsonObject)["error"] as JsonObject)["code"],
+        errorCode(await control(endpoint, "POST", "", unknown)),
         -32602,
       );
       const invalid = await control(endpoint, "POST", "", {
@@ -583,10 +547,7 @@ describe("server behaviour over HTTP", () => {
         method: "hooks/intercept",
         params: {},
       });
-      assert.equal(
-        ((invalid.body as JsonObject)["error"] as JsonObject)["code"],
-        -32602,
-      );
+      assert.equal(errorCode(invalid), -32602);
       const receipts = (await control(base, "GET", "/receipts")).body as {
         requests: unknown[];
         discovery: unknown[];
@@ -619,51 +580,27 @@ describe("server behaviour over HTTP", () => {
         3,
         "the receipt log is append-only",
       );
-      const reloaded = await control(
-        endpoint,
-        "POST",
-        "",
-        answered[0]?.request,
-      );
       assert.equal(
-        ((reloaded.body as JsonObject)["error"] as JsonObject)["code"],
+        errorCode(await control(endpoint, "POST", "", answered[0]?.request)),
         -32602,
         "ids of the old file are gone",
       );
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });
 
 describe("stdio end to end", () => {
   test("the client spawns the server, exchanges one line per row and leaves nothing running", async () => {
-    const readinessFile = join(work, "stdio-ready.json");
-    const receiptLog = join(work, "stdio-receipts.jsonl");
-    const serverConfig = writeJson(join(work, "stdio-server.json"), {
-      transport: "stdio",
-      readinessFile,
-      scenarioFile,
-      receiptLog,
-      auth: { mode: "none" },
-    });
-    const reportFile = join(work, "stdio-report.json");
-    const clientConfig = writeJson(join(work, "stdio-client.json"), {
+    const server = serverFiles("stdio", "stdio", { mode: "none" });
+    const report = await runClient("stdio", {
       transport: "stdio",
       serverCommand: [process.execPath, "dist/cli.js", "server"],
       serverCwd: ADAPTER_DIR,
-      serverConfig,
-      scenarioFile: blindFile,
-      reportFile,
-      auth: { mode: "none" },
-      timeoutMs: 10000,
+      serverConfig: server.config,
     });
-    assert.equal(await runClientProcess(clientConfig), 0);
-    const report = JSON.parse(readFileSync(reportFile, "utf8")) as Report;
-    assertAllPass(report);
-    assertReceipted(readReceiptLog(receiptLog));
-    assert.equal(existsSync(readinessFile), true);
-    const { pid } = JSON.parse(readFileSync(readinessFile, "utf8")) as {
+    assertServed({ report, receipts: readReceiptLog(server.receiptLog) });
+    assert.equal(existsSync(server.readinessFile), true);
+    const { pid } = JSON.parse(readFileSync(server.readinessFile, "utf8")) as {
       pid: number;
     };
     assert.throws(() => process.kill(pid, 0), "the stdio server is gone");
@@ -671,19 +608,12 @@ describe("stdio end to end", () => {
 });
 
 /** A client run over stdio against an inline fake server script (`node -e`). */
-async function runAgainstFake(name: string, script: string): Promise<Report> {
-  const reportFile = join(work, `${name}-report.json`);
-  const config = writeJson(join(work, `${name}-client.json`), {
+function runAgainstFake(name: string, script: string): Promise<Report> {
+  return runClient(name, {
     transport: "stdio",
     serverCommand: [process.execPath, "-e", script],
     serverCwd: work,
-    scenarioFile: blindFile,
-    reportFile,
-    auth: { mode: "none" },
-    timeoutMs: 10000,
   });
-  assert.equal(await runClientProcess(config), 0);
-  return JSON.parse(readFileSync(reportFile, "utf8")) as Report;
 }
 
 describe("stdio client against misbehaving servers", () => {

@@ -48,14 +48,19 @@ for (const file of scenarioFiles()) {
   });
 }
 
-/** Applies `effects` to a request built from `payload`; asserts the request itself is valid. */
+const NO_STATE = { permission: "none", candidate: null };
+
+/**
+ * Applies `effects` to a request built from `payload` and `state` (null: the
+ * request carries no state); asserts the request itself is valid.
+ */
 function run(
   payload: JsonObject,
   caps: JsonObject,
   effects: Json,
-  state?: JsonObject,
+  state: JsonObject | null = NO_STATE,
 ): Outcome {
-  const request = b.request("t-1", payload, caps, state);
+  const request = b.request("t-1", payload, caps, state ?? undefined);
   assert.equal(schemas.request(request), null, "test request is schema-valid");
   return applyResponse(request, b.success("t-1", effects), deps);
 }
@@ -88,7 +93,6 @@ function rejected(outcome: Outcome): void {
   assert.equal(outcome.status, "rejected", JSON.stringify(outcome));
 }
 
-const NO_STATE = { permission: "none", candidate: null };
 const toolCaps = b.capabilities(
   ["deny", "allow", "ask", "modify", "message", "return"],
   { modify: b.modifyCaps("input") },
@@ -96,33 +100,17 @@ const toolCaps = b.capabilities(
 
 describe("envelope and correlation (rule 1, 2)", () => {
   const request = b.request("t-1", b.toolBefore({ q: 1 }), toolCaps, NO_STATE);
+  const empty = b.success("t-1", []);
   const cases: [string, Json][] = [
     ["null response", null],
-    ["array response", [b.success("t-1", [])]],
-    [
-      "wrong jsonrpc",
-      {
-        jsonrpc: "1.0",
-        id: "t-1",
-        result: { protocolVersion: "draft", effects: [] },
-      },
-    ],
-    [
-      "id of another type",
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        result: { protocolVersion: "draft", effects: [] },
-      },
-    ],
+    ["array response", [empty]],
+    ["wrong jsonrpc", { ...empty, jsonrpc: "1.0" }],
+    ["id of another type", b.success(1, [])],
     [
       "missing id",
       { jsonrpc: "2.0", result: { protocolVersion: "draft", effects: [] } },
     ],
-    [
-      "error beside result",
-      { ...b.success("t-1", []), error: { code: -1, message: "x" } },
-    ],
+    ["error beside result", { ...empty, error: { code: -1, message: "x" } }],
     [
       "error response",
       {
@@ -131,27 +119,15 @@ describe("envelope and correlation (rule 1, 2)", () => {
         error: { code: -32002, message: "unsupported" },
       },
     ],
-    ["result not an object", { jsonrpc: "2.0", id: "t-1", result: [] }],
+    ["result not an object", { ...empty, result: [] }],
     [
       "other protocol version",
-      {
-        jsonrpc: "2.0",
-        id: "t-1",
-        result: { protocolVersion: "0.1", effects: [] },
-      },
+      { ...empty, result: { protocolVersion: "0.1", effects: [] } },
     ],
     ["unknown effect type", b.success("t-1", [{ type: "com.example.custom" }])],
     [
       "modify with a path",
-      b.success("t-1", [
-        {
-          type: "modify",
-          target: "input",
-          operation: "merge",
-          value: {},
-          path: "/q",
-        },
-      ]),
+      b.success("t-1", [{ ...b.modify("input", "merge", {}), path: "/q" }]),
     ],
   ];
   for (const [name, response] of cases) {
@@ -160,7 +136,7 @@ describe("envelope and correlation (rule 1, 2)", () => {
   }
   test("ignores unknown fields on the result envelope", () => {
     const response = {
-      ...b.success("t-1", []),
+      ...empty,
       extra: 1,
       result: { protocolVersion: "draft", effects: [], later: true },
     };
@@ -194,21 +170,12 @@ describe("unsupported events", () => {
 
 describe("tool.before", () => {
   const input = { q: "x", options: { deep: true, limit: 3 }, keep: "yes" };
+  const tool = (effects: Json, state?: JsonObject | null) =>
+    run(b.toolBefore(input), toolCaps, effects, state);
+  const cached = { permission: "none", candidate: { value: { cached: 1 } } };
   test("merge is shallow and null is a literal value", () => {
     const actual = applied(
-      run(
-        b.toolBefore(input),
-        toolCaps,
-        [
-          {
-            type: "modify",
-            target: "input",
-            operation: "merge",
-            value: { options: { limit: 1 }, keep: null },
-          },
-        ],
-        NO_STATE,
-      ),
+      tool([b.modify("input", "merge", { options: { limit: 1 }, keep: null })]),
     );
     assert.deepEqual(actual["input"], {
       q: "x",
@@ -222,38 +189,20 @@ describe("tool.before", () => {
   });
   test("replace removes omitted keys; modifications chain in order", () => {
     const effects = [
-      {
-        type: "modify",
-        target: "input",
-        operation: "replace",
-        value: { q: "y" },
-      },
-      {
-        type: "modify",
-        target: "input",
-        operation: "merge",
-        value: { page: 2 },
-      },
+      b.modify("input", "replace", { q: "y" }),
+      b.modify("input", "merge", { page: 2 }),
     ];
-    assert.deepEqual(
-      applied(run(b.toolBefore(input), toolCaps, effects, NO_STATE))["input"],
-      { q: "y", page: 2 },
-    );
+    assert.deepEqual(applied(tool(effects))["input"], { q: "y", page: 2 });
   });
   test("an operation whose capability flag is false is rejected", () => {
     const caps = b.capabilities(["modify", "message"], {
       modify: b.modifyCaps("input", true, false),
     });
     rejected(
-      run(
-        b.toolBefore(input),
-        caps,
-        [
-          { type: "message", text: "m" },
-          { type: "modify", target: "input", operation: "merge", value: {} },
-        ],
-        NO_STATE,
-      ),
+      run(b.toolBefore(input), caps, [
+        { type: "message", text: "m" },
+        b.modify("input", "merge", {}),
+      ]),
     );
   });
   test("a target of another boundary is rejected even when advertised", () => {
@@ -262,40 +211,25 @@ describe("tool.before", () => {
     });
     rejected(
       runOverAdvertised(b.toolBefore(input), caps, [
-        { type: "modify", target: "output", operation: "merge", value: [] },
+        b.modify("output", "merge", []),
       ]),
     );
   });
   test("a reordered but equal input keeps the incoming candidate", () => {
-    const state = { permission: "none", candidate: { value: { cached: 1 } } };
-    const effects = [
-      {
-        type: "modify",
-        target: "input",
-        operation: "replace",
-        value: { keep: "yes", options: { limit: 3, deep: true }, q: "x" },
-      },
-    ];
-    const actual = applied(run(b.toolBefore(input), toolCaps, effects, state));
+    const reordered = {
+      keep: "yes",
+      options: { limit: 3, deep: true },
+      q: "x",
+    };
+    const actual = applied(
+      tool([b.modify("input", "replace", reordered)], cached),
+    );
     assert.deepEqual(actual["result"], { cached: 1 });
     assert.equal(actual["executed"], false);
   });
   test("a changed input invalidates the incoming candidate", () => {
-    const state = { permission: "none", candidate: { value: { cached: 1 } } };
     const actual = applied(
-      run(
-        b.toolBefore(input),
-        toolCaps,
-        [
-          {
-            type: "modify",
-            target: "input",
-            operation: "merge",
-            value: { q: "z" },
-          },
-        ],
-        state,
-      ),
+      tool([b.modify("input", "merge", { q: "z" })], cached),
     );
     assert.equal("result" in actual, false);
     assert.equal(actual["executed"], true);
@@ -303,32 +237,19 @@ describe("tool.before", () => {
   test("a return binds after the response's modifications; the later return wins", () => {
     const effects = [
       { type: "return", value: 1 },
-      {
-        type: "modify",
-        target: "input",
-        operation: "merge",
-        value: { q: "z" },
-      },
+      b.modify("input", "merge", { q: "z" }),
       { type: "return", value: { final: true } },
     ];
-    assert.deepEqual(
-      applied(run(b.toolBefore(input), toolCaps, effects, NO_STATE))["result"],
-      { final: true },
-    );
+    assert.deepEqual(applied(tool(effects))["result"], { final: true });
   });
   test("deny > ask > allow, and messages publish under deny", () => {
     const actual = applied(
-      run(
-        b.toolBefore(input),
-        toolCaps,
-        [
-          { type: "allow" },
-          { type: "message", text: "a" },
-          { type: "deny", reason: "no" },
-          { type: "ask" },
-        ],
-        NO_STATE,
-      ),
+      tool([
+        { type: "allow" },
+        { type: "message", text: "a" },
+        { type: "deny", reason: "no" },
+        { type: "ask" },
+      ]),
     );
     assert.equal(actual["decision"], "deny");
     assert.equal(actual["executed"], false);
@@ -336,57 +257,33 @@ describe("tool.before", () => {
   });
   test("an incoming ask survives an allow", () => {
     const actual = applied(
-      run(b.toolBefore(input), toolCaps, [{ type: "allow" }], {
-        permission: "ask",
-        candidate: null,
-      }),
+      tool([{ type: "allow" }], { permission: "ask", candidate: null }),
     );
     assert.equal(actual["decision"], "ask");
   });
   test("omitted state means permission none, resolved to allow", () => {
-    assert.equal(
-      applied(run(b.toolBefore(input), toolCaps, []))["decision"],
-      "allow",
-    );
+    assert.equal(applied(tool([], null))["decision"], "allow");
   });
 });
 
 describe("host rule: the task tool needs a positive integer task", () => {
+  const taskTool = b.toolBefore({ task: 1 }, "task");
   const merge = (task: Json) => [
     { type: "message", text: "staged" },
-    { type: "modify", target: "input", operation: "merge", value: { task } },
+    b.modify("input", "merge", { task }),
   ];
   for (const bad of [true, 1.5, 0, -1, "1", null]) {
     test(`rejects task ${JSON.stringify(bad)}`, () =>
-      rejected(
-        run(b.toolBefore({ task: 1 }, "task"), toolCaps, merge(bad), NO_STATE),
-      ));
+      rejected(run(taskTool, toolCaps, merge(bad))));
   }
   test("rejects a staged input without task", () => {
     rejected(
-      run(
-        b.toolBefore({ task: 1 }, "task"),
-        toolCaps,
-        [
-          {
-            type: "modify",
-            target: "input",
-            operation: "replace",
-            value: { other: 1 },
-          },
-        ],
-        NO_STATE,
-      ),
+      run(taskTool, toolCaps, [b.modify("input", "replace", { other: 1 })]),
     );
   });
   test("accepts a positive integer, also when written 2.0", () => {
     const response = `{"jsonrpc":"2.0","id":"t-1","result":{"protocolVersion":"draft","effects":[{"type":"modify","target":"input","operation":"merge","value":{"task":2.0}}]}}`;
-    const request = b.request(
-      "t-1",
-      b.toolBefore({ task: 1 }, "task"),
-      toolCaps,
-      NO_STATE,
-    );
+    const request = b.request("t-1", taskTool, toolCaps, NO_STATE);
     assert.deepEqual(
       applied(applyResponse(request, JSON.parse(response) as Json, deps))[
         "input"
@@ -396,9 +293,7 @@ describe("host rule: the task tool needs a positive integer task", () => {
   });
   test("does not apply to other tools", () => {
     assert.equal(
-      applied(run(b.toolBefore({ task: 1 }), toolCaps, merge(0), NO_STATE))[
-        "decision"
-      ],
+      applied(run(b.toolBefore({ task: 1 }), toolCaps, merge(0)))["decision"],
       "allow",
     );
   });
@@ -410,21 +305,12 @@ describe("tool.after (output: message list, no gated operation)", () => {
     flow: { operations: ["stop"] },
   });
   const items = [b.say("m1", "tool", "result")];
+  const output = (operation: string, value: Json) => [
+    b.modify("output", operation, value),
+  ];
   test("merge appends and keeps duplicates", () => {
     const actual = applied(
-      run(
-        b.toolAfter(items),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "output",
-            operation: "merge",
-            value: items,
-          },
-        ],
-        NO_STATE,
-      ),
+      run(b.toolAfter(items), caps, output("merge", items)),
     );
     assert.deepEqual(actual["effective"], { output: [...items, ...items] });
     assert.equal(actual["executed"], false);
@@ -437,63 +323,15 @@ describe("tool.after (output: message list, no gated operation)", () => {
     ["a string", "text"],
   ] as [string, Json][]) {
     test(`rejects ${name}`, () =>
-      rejected(
-        run(
-          b.toolAfter(items),
-          caps,
-          [{ type: "modify", target: "output", operation: "replace", value }],
-          NO_STATE,
-        ),
-      ));
+      rejected(run(b.toolAfter(items), caps, output("replace", value))));
   }
   test("rejects whole-list replace over withheld content, allows merge", () => {
     const withheld = [b.message("m1", "tool", b.metadataPart("p1"))];
-    rejected(
-      run(
-        b.toolAfter(withheld),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "output",
-            operation: "replace",
-            value: items,
-          },
-        ],
-        NO_STATE,
-      ),
-    );
     const gap = [b.message("m1", "tool", b.gapPart("p1"))];
-    rejected(
-      run(
-        b.toolAfter(gap),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "output",
-            operation: "replace",
-            value: items,
-          },
-        ],
-        NO_STATE,
-      ),
-    );
-    applied(
-      run(
-        b.toolAfter(withheld),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "output",
-            operation: "merge",
-            value: items,
-          },
-        ],
-        NO_STATE,
-      ),
-    );
+    for (const incomplete of [withheld, gap]) {
+      rejected(run(b.toolAfter(incomplete), caps, output("replace", items)));
+    }
+    applied(run(b.toolAfter(withheld), caps, output("merge", items)));
   });
   test("a return is not allowed here", () => {
     const returning = b.capabilities(["modify", "return"], {
@@ -506,17 +344,8 @@ describe("tool.after (output: message list, no gated operation)", () => {
     );
   });
   test("flow stop is reported", () => {
-    assert.equal(
-      applied(
-        run(
-          b.toolAfter(items),
-          caps,
-          [{ type: "flow", operation: "stop", reason: "enough" }],
-          NO_STATE,
-        ),
-      )["flow"],
-      "stop",
-    );
+    const stop = [{ type: "flow", operation: "stop", reason: "enough" }];
+    assert.equal(applied(run(b.toolAfter(items), caps, stop))["flow"], "stop");
   });
 });
 
@@ -530,15 +359,15 @@ describe("turn.finish.before (flow)", () => {
       },
     });
   const items = [b.say("m1", "assistant", "done")];
+  const finish = (remaining: number, effects: Json, state?: JsonObject) =>
+    run(b.turnFinish(items), caps(remaining), effects, state);
   test("several continues accumulate instructions and consume one allowance", () => {
     const effects = [
       { type: "flow", operation: "continue", instruction: "a" },
       { type: "flow", operation: "continue" },
       { type: "flow", operation: "continue", instruction: "b" },
     ];
-    const actual = applied(
-      run(b.turnFinish(items), caps(3), effects, NO_STATE),
-    );
+    const actual = applied(finish(3, effects));
     assert.equal(actual["flow"], "continue");
     assert.deepEqual(actual["continuationInstructions"], ["a", "b"]);
     assert.equal(actual["continuationRemaining"], 2);
@@ -549,33 +378,24 @@ describe("turn.finish.before (flow)", () => {
       { type: "flow", operation: "stop", reason: "r" },
       { type: "flow", operation: "continue", instruction: "a" },
     ];
-    const actual = applied(
-      run(b.turnFinish(items), caps(1), effects, NO_STATE),
-    );
+    const actual = applied(finish(1, effects));
     assert.equal(actual["flow"], "stop");
     assert.equal(actual["continuationRemaining"], 1);
   });
   test("an exhausted allowance rejects the whole response", () => {
     rejected(
-      run(
-        b.turnFinish(items),
-        caps(0),
-        [
-          { type: "message", text: "m" },
-          { type: "flow", operation: "continue" },
-        ],
-        NO_STATE,
-      ),
+      finish(0, [
+        { type: "message", text: "m" },
+        { type: "flow", operation: "continue" },
+      ]),
     );
   });
   test("an incoming stop is a stop; no flow effect leaves no flow key otherwise", () => {
     assert.equal(
-      applied(
-        run(b.turnFinish(items), caps(1), [], { ...NO_STATE, flow: "stop" }),
-      )["flow"],
+      applied(finish(1, [], { ...NO_STATE, flow: "stop" }))["flow"],
       "stop",
     );
-    const actual = applied(run(b.turnFinish(items), caps(1), [], NO_STATE));
+    const actual = applied(finish(1, []));
     assert.equal("flow" in actual, false);
     assert.deepEqual(actual["continuationInstructions"], []);
     assert.equal(actual["continuationRemaining"], 1);
@@ -587,46 +407,21 @@ describe("model.request.before (request; return: message list)", () => {
     modify: b.modifyCaps("request"),
   });
   const items = [b.say("u1", "user", "hi")];
+  const model = (effects: Json, state?: JsonObject) =>
+    run(b.modelRequest(items), caps, effects, state);
   test("a returned message list is the result and the request does not execute", () => {
     const reply = [b.say("a1", "assistant", "cached")];
-    const actual = applied(
-      run(
-        b.modelRequest(items),
-        caps,
-        [{ type: "return", value: reply }],
-        NO_STATE,
-      ),
-    );
+    const actual = applied(model([{ type: "return", value: reply }]));
     assert.deepEqual(actual["result"], reply);
     assert.equal(actual["executed"], false);
   });
   test("a return of the wrong shape is rejected", () => {
-    rejected(
-      run(
-        b.modelRequest(items),
-        caps,
-        [{ type: "return", value: { text: "cached" } }],
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(
-        b.modelRequest(items),
-        caps,
-        [{ type: "return", value: [b.text("p", "x")] }],
-        NO_STATE,
-      ),
-    );
+    for (const value of [{ text: "cached" }, [b.text("p", "x")]]) {
+      rejected(model([{ type: "return", value }]));
+    }
   });
   test("deny blocks the request", () => {
-    const actual = applied(
-      run(
-        b.modelRequest(items),
-        caps,
-        [{ type: "deny", reason: "budget" }],
-        NO_STATE,
-      ),
-    );
+    const actual = applied(model([{ type: "deny", reason: "budget" }]));
     assert.equal(actual["decision"], "deny");
     assert.equal(actual["executed"], false);
   });
@@ -635,21 +430,7 @@ describe("model.request.before (request; return: message list)", () => {
       permission: "none",
       candidate: { value: [b.say("a1", "assistant", "old")] },
     };
-    const actual = applied(
-      run(
-        b.modelRequest(items),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "request",
-            operation: "merge",
-            value: items,
-          },
-        ],
-        state,
-      ),
-    );
+    const actual = applied(model([b.modify("request", "merge", items)], state));
     assert.equal("result" in actual, false);
     assert.equal(actual["executed"], true);
   });
@@ -659,21 +440,12 @@ describe("context.compact.before (instructions: text parts; return: summary)", (
   const caps = b.capabilities(["modify", "return"], {
     modify: b.modifyCaps("instructions"),
   });
+  const instructions = (value: Json) => [
+    b.modify("instructions", "merge", value),
+  ];
   test("absent instructions mean an empty list", () => {
     const actual = applied(
-      run(
-        b.compactBefore(),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "instructions",
-            operation: "merge",
-            value: [b.text("i1", "keep")],
-          },
-        ],
-        NO_STATE,
-      ),
+      run(b.compactBefore(), caps, instructions([b.text("i1", "keep")])),
     );
     assert.deepEqual(actual["effective"], {
       instructions: [b.text("i1", "keep")],
@@ -681,103 +453,32 @@ describe("context.compact.before (instructions: text parts; return: summary)", (
     assert.equal(actual["executed"], true);
   });
   test("attachments and messages are not text parts", () => {
-    rejected(
-      run(
-        b.compactBefore([]),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "instructions",
-            operation: "merge",
-            value: [b.attachment("a1")],
-          },
-        ],
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(
-        b.compactBefore([]),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "instructions",
-            operation: "merge",
-            value: [b.say("m", "user", "x")],
-          },
-        ],
-        NO_STATE,
-      ),
-    );
+    for (const value of [[b.attachment("a1")], [b.say("m", "user", "x")]]) {
+      rejected(run(b.compactBefore([]), caps, instructions(value)));
+    }
   });
   test("a text-part summary is a supplied result; a message list is not", () => {
-    assert.deepEqual(
-      applied(
-        run(
-          b.compactBefore(),
-          caps,
-          [{ type: "return", value: [b.text("s1", "sum")] }],
-          NO_STATE,
-        ),
-      )["result"],
-      [b.text("s1", "sum")],
-    );
-    rejected(
-      run(
-        b.compactBefore(),
-        caps,
-        [{ type: "return", value: [b.say("m", "assistant", "sum")] }],
-        NO_STATE,
-      ),
-    );
+    const summary = (value: Json) =>
+      run(b.compactBefore(), caps, [{ type: "return", value }]);
+    assert.deepEqual(applied(summary([b.text("s1", "sum")]))["result"], [
+      b.text("s1", "sum"),
+    ]);
+    rejected(summary([b.say("m", "assistant", "sum")]));
   });
 });
 
 describe("context.compact.after (summary)", () => {
   const caps = b.capabilities(["modify"], { modify: b.modifyCaps("summary") });
+  const replace = [b.modify("summary", "replace", [b.text("s2", "new")])];
   test("replace substitutes the summary; nothing is gated", () => {
     const actual = applied(
-      run(
-        b.compactAfter([b.text("s1", "old")]),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "summary",
-            operation: "replace",
-            value: [b.text("s2", "new")],
-          },
-        ],
-        NO_STATE,
-      ),
+      run(b.compactAfter([b.text("s1", "old")]), caps, replace),
     );
     assert.deepEqual(actual["effective"], { summary: [b.text("s2", "new")] });
     assert.equal(actual["executed"], false);
   });
   test("replace over an omitted part is rejected", () => {
-    const omitted = {
-      id: "s1",
-      kind: "text",
-      mediaType: "text/plain",
-      selection: "omit",
-    };
-    rejected(
-      run(
-        b.compactAfter([omitted]),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "summary",
-            operation: "replace",
-            value: [b.text("s2", "new")],
-          },
-        ],
-        NO_STATE,
-      ),
-    );
+    rejected(run(b.compactAfter([b.part("s1", "omit")]), caps, replace));
   });
 });
 
@@ -787,41 +488,18 @@ describe("user.message.outbound (content: message list)", () => {
   });
   const messages = [b.say("o1", "assistant", "hello")];
   test("a list edit applies and delivery proceeds", () => {
+    const value = [b.say("o2", "assistant", "hi")];
     const actual = applied(
-      run(
-        b.outbound(messages),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "content",
-            operation: "replace",
-            value: [b.say("o2", "assistant", "hi")],
-          },
-        ],
-        NO_STATE,
-      ),
+      run(b.outbound(messages), caps, [b.modify("content", "replace", value)]),
     );
-    assert.deepEqual(actual["effective"], {
-      content: [b.say("o2", "assistant", "hi")],
-    });
+    assert.deepEqual(actual["effective"], { content: value });
     assert.equal(actual["executed"], true);
   });
   test("an object value is rejected", () => {
     rejected(
-      run(
-        b.outbound(messages),
-        caps,
-        [
-          {
-            type: "modify",
-            target: "content",
-            operation: "merge",
-            value: { name: "x" },
-          },
-        ],
-        NO_STATE,
-      ),
+      run(b.outbound(messages), caps, [
+        b.modify("content", "merge", { name: "x" }),
+      ]),
     );
   });
 });
@@ -831,17 +509,18 @@ describe("user.elicitation.result (content: the flat answer object)", () => {
     modify: b.modifyCaps("content"),
   });
   const answer = { action: "accept", content: { name: "old", keep: true } };
+  const accepted = b.elicitationResult("form", "accept", b.answerPart(answer));
+  const declined = b.elicitationResult(
+    "form",
+    "decline",
+    b.answerPart({ action: "decline" }),
+  );
   const edit = (operation: string, value: Json) => [
-    { type: "modify", target: "content", operation, value },
+    b.modify("content", operation, value),
   ];
   test("merge is shallow over the answer fields", () => {
     const actual = applied(
-      run(
-        b.elicitationResult("form", "accept", b.answerPart(answer)),
-        caps,
-        edit("merge", { name: "new", tags: ["a"] }),
-        NO_STATE,
-      ),
+      run(accepted, caps, edit("merge", { name: "new", tags: ["a"] })),
     );
     assert.deepEqual(actual["effective"], {
       content: { name: "new", keep: true, tags: ["a"] },
@@ -849,81 +528,26 @@ describe("user.elicitation.result (content: the flat answer object)", () => {
     assert.equal(actual["executed"], false);
   });
   test("replace substitutes the whole answer", () => {
-    const actual = applied(
-      run(
-        b.elicitationResult("form", "accept", b.answerPart(answer)),
-        caps,
-        edit("replace", { n: 1 }),
-        NO_STATE,
-      ),
-    );
+    const actual = applied(run(accepted, caps, edit("replace", { n: 1 })));
     assert.deepEqual(actual["effective"], { content: { n: 1 } });
   });
   test("nested values and lists are rejected", () => {
-    rejected(
-      run(
-        b.elicitationResult("form", "accept", b.answerPart(answer)),
-        caps,
-        edit("merge", { nested: { a: 1 } }),
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(
-        b.elicitationResult("form", "accept", b.answerPart(answer)),
-        caps,
-        edit("merge", [1]),
-        NO_STATE,
-      ),
-    );
+    for (const value of [{ nested: { a: 1 } }, [1]]) {
+      rejected(run(accepted, caps, edit("merge", value)));
+    }
   });
   test("edits need an accepted form result with a body", () => {
-    rejected(
-      run(
-        b.elicitationResult(
-          "form",
-          "decline",
-          b.answerPart({ action: "decline" }),
-        ),
-        caps,
-        edit("merge", { a: "b" }),
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(
-        b.elicitationResult(
-          "url",
-          "accept",
-          b.answerPart({ action: "accept" }),
-        ),
-        caps,
-        edit("merge", { a: "b" }),
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(
-        b.elicitationResult("form", "accept", b.answerPart(answer, "metadata")),
-        caps,
-        edit("merge", { a: "b" }),
-        NO_STATE,
-      ),
-    );
+    const locked = [
+      declined,
+      b.elicitationResult("url", "accept", b.answerPart({ action: "accept" })),
+      b.elicitationResult("form", "accept", b.answerPart(answer, "metadata")),
+    ];
+    for (const payload of locked) {
+      rejected(run(payload, caps, edit("merge", { a: "b" })));
+    }
   });
   test("a message alone is accepted at a locked result", () => {
-    applied(
-      run(
-        b.elicitationResult(
-          "form",
-          "decline",
-          b.answerPart({ action: "decline" }),
-        ),
-        caps,
-        [{ type: "message", text: "ok" }],
-        NO_STATE,
-      ),
-    );
+    applied(run(declined, caps, [{ type: "message", text: "ok" }]));
   });
 });
 
@@ -932,63 +556,26 @@ describe("workspace.change.before (workspace)", () => {
     modify: b.modifyCaps("workspace"),
   });
   const change = { cwd: "/a", workspaceRoots: ["/a"] };
-  const edit = (operation: string, value: Json) => [
-    { type: "modify", target: "workspace", operation, value },
-  ];
+  const workspace = (effects: Json) =>
+    run(b.workspaceBefore(change), caps, effects);
+  const edit = (operation: string, value: Json) =>
+    workspace([b.modify("workspace", operation, value)]);
   test("merge overwrites keys; replace removes the omitted ones", () => {
-    assert.deepEqual(
-      applied(
-        run(
-          b.workspaceBefore(change),
-          caps,
-          edit("merge", { cwd: "/b" }),
-          NO_STATE,
-        ),
-      )["effective"],
-      { workspace: { cwd: "/b", workspaceRoots: ["/a"] } },
-    );
-    const actual = applied(
-      run(
-        b.workspaceBefore(change),
-        caps,
-        edit("replace", { cwd: "/c" }),
-        NO_STATE,
-      ),
-    );
+    assert.deepEqual(applied(edit("merge", { cwd: "/b" }))["effective"], {
+      workspace: { cwd: "/b", workspaceRoots: ["/a"] },
+    });
+    const actual = applied(edit("replace", { cwd: "/c" }));
     assert.deepEqual(actual["effective"], { workspace: { cwd: "/c" } });
     assert.equal(actual["executed"], true);
   });
   test("other keys and empty changes are rejected", () => {
-    rejected(
-      run(
-        b.workspaceBefore(change),
-        caps,
-        edit("merge", { settings: {} }),
-        NO_STATE,
-      ),
-    );
-    rejected(
-      run(b.workspaceBefore(change), caps, edit("replace", {}), NO_STATE),
-    );
-    rejected(
-      run(
-        b.workspaceBefore(change),
-        caps,
-        edit("replace", { cwd: 3 }),
-        NO_STATE,
-      ),
-    );
+    rejected(edit("merge", { settings: {} }));
+    rejected(edit("replace", {}));
+    rejected(edit("replace", { cwd: 3 }));
   });
   test("deny blocks the change", () => {
     assert.equal(
-      applied(
-        run(
-          b.workspaceBefore(change),
-          caps,
-          [{ type: "deny", reason: "no" }],
-          NO_STATE,
-        ),
-      )["executed"],
+      applied(workspace([{ type: "deny", reason: "no" }]))["executed"],
       false,
     );
   });
@@ -1008,20 +595,11 @@ describe("inject", () => {
   });
   test("accepted injections are published whole, in order", () => {
     assert.deepEqual(
-      applied(run(b.toolBefore({}), caps, [inject("next_turn")], NO_STATE))[
-        "injections"
-      ],
+      applied(run(b.toolBefore({}), caps, [inject("next_turn")]))["injections"],
       [inject("next_turn")],
     );
   });
   test("an unadvertised delivery time rejects the response", () => {
-    rejected(
-      run(
-        b.toolBefore({}),
-        caps,
-        [inject("next_turn"), inject("now")],
-        NO_STATE,
-      ),
-    );
+    rejected(run(b.toolBefore({}), caps, [inject("next_turn"), inject("now")]));
   });
 });

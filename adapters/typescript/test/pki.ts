@@ -97,11 +97,16 @@ interface Issued {
   readonly key: string;
 }
 
+interface KeyPair {
+  readonly publicKey: KeyObject;
+  readonly privateKey: KeyObject;
+}
+
 interface CertificateRequest {
   readonly commonName: string;
-  readonly subjectKey: { publicKey: KeyObject; privateKey: KeyObject };
+  readonly subjectKey: KeyPair;
   readonly issuerName: string;
-  readonly issuerKey: { publicKey: KeyObject; privateKey: KeyObject };
+  readonly issuerKey: KeyPair;
   readonly ca: boolean;
   readonly usage: "serverAuth" | "clientAuth" | null;
 }
@@ -177,6 +182,41 @@ function certificate(request: CertificateRequest): Issued {
 
 const p256 = () => generateKeyPairSync("ec", { namedCurve: "P-256" });
 
+interface Authority extends Issued {
+  readonly name: string;
+  readonly keys: KeyPair;
+}
+
+/** A self-signed CA certificate with a fresh key. */
+function authority(commonName: string): Authority {
+  const keys = p256();
+  const issued = certificate({
+    commonName,
+    subjectKey: keys,
+    issuerName: commonName,
+    issuerKey: keys,
+    ca: true,
+    usage: null,
+  });
+  return { ...issued, name: commonName, keys };
+}
+
+/** A leaf certificate with a fresh key, issued by `issuer`. */
+function leaf(
+  commonName: string,
+  issuer: Authority,
+  usage: "serverAuth" | "clientAuth",
+): Issued {
+  return certificate({
+    commonName,
+    subjectKey: p256(),
+    issuerName: issuer.name,
+    issuerKey: issuer.keys,
+    ca: false,
+    usage,
+  });
+}
+
 export interface TrustFiles {
   readonly directory: string;
   readonly caFile: string;
@@ -199,48 +239,11 @@ export function makeTrust(): TrustFiles {
     writeFileSync(path, text, { mode: 0o600 });
     return path;
   };
-  const caKey = p256();
-  const ca = certificate({
-    commonName: "ahp-ts test CA",
-    subjectKey: caKey,
-    issuerName: "ahp-ts test CA",
-    issuerKey: caKey,
-    ca: true,
-    usage: null,
-  });
-  const server = certificate({
-    commonName: "ahp-ts server",
-    subjectKey: p256(),
-    issuerName: "ahp-ts test CA",
-    issuerKey: caKey,
-    ca: false,
-    usage: "serverAuth",
-  });
-  const client = certificate({
-    commonName: "ahp-ts client",
-    subjectKey: p256(),
-    issuerName: "ahp-ts test CA",
-    issuerKey: caKey,
-    ca: false,
-    usage: "clientAuth",
-  });
-  const otherKey = p256();
-  const other = certificate({
-    commonName: "ahp-ts other CA",
-    subjectKey: otherKey,
-    issuerName: "ahp-ts other CA",
-    issuerKey: otherKey,
-    ca: true,
-    usage: null,
-  });
-  const stranger = certificate({
-    commonName: "ahp-ts stranger",
-    subjectKey: p256(),
-    issuerName: "ahp-ts other CA",
-    issuerKey: otherKey,
-    ca: false,
-    usage: "clientAuth",
-  });
+  const ca = authority("ahp-ts test CA");
+  const server = leaf("ahp-ts server", ca, "serverAuth");
+  const client = leaf("ahp-ts client", ca, "clientAuth");
+  const other = authority("ahp-ts other CA");
+  const stranger = leaf("ahp-ts stranger", other, "clientAuth");
   const tokenKey = p256();
   return {
     directory,

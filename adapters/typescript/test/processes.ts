@@ -67,19 +67,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Spawns `node dist/cli.js ROLE --config PATH` (stderr passed through). */
+function spawnCli(role: "server" | "client", configPath: string): ChildProcess {
+  return spawn(process.execPath, [CLI, role, "--config", configPath], {
+    cwd: ADAPTER_DIR,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
 /** Starts `node dist/cli.js server --config PATH` and waits for its readiness file. */
 export async function startServer(
   configPath: string,
   readinessFile: string,
 ): Promise<RunningServer> {
-  const child = spawn(
-    process.execPath,
-    [CLI, "server", "--config", configPath],
-    {
-      cwd: ADAPTER_DIR,
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
+  const child = spawnCli("server", configPath);
   const early = exited(child).then((code) => {
     throw new Error(`server exited early with ${code}`);
   });
@@ -111,14 +112,7 @@ export async function runClientProcess(
   configPath: string,
   limitMs = 60_000,
 ): Promise<number | null> {
-  const child = spawn(
-    process.execPath,
-    [CLI, "client", "--config", configPath],
-    {
-      cwd: ADAPTER_DIR,
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
+  const child = spawnCli("client", configPath);
   const watchdog = setTimeout(() => child.kill("SIGKILL"), limitMs);
   try {
     return await exited(child);
