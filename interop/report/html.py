@@ -50,40 +50,46 @@ def _details(c: dict[str, Any]) -> list[str]:
     return parts
 
 
+def _counts(counts: dict[str, int]) -> str:
+    return " · ".join(f"{n} {status}" for status, n in counts.items())
+
+
 def build_html(document: dict[str, Any]) -> bytes:
+    """One grid per suite: a row per client -> server pair, a column per transport/auth."""
     combos = document["combinations"]
-    clients = sorted({c["client"] for c in combos})
-    servers = sorted({c["server"] for c in combos})
+    summary = document["summary"]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>AHP Interop Matrix</title>",
         f"<style>{_STYLE}</style></head><body><h1>AHP Interop Matrix</h1>",
-        f"<p>Combinations: {escape(str(document['summary']['combinations']))}<br>",
-        f"Scenarios: {escape(str(document['summary']['scenarios']))}</p>",
+        f"<p>Combinations: {escape(_counts(summary['combinations']))}<br>",
+        f"Scenario rows: {escape(_counts(summary['scenarios']))}<br>",
+        f"Profile: {escape(str(document.get('profile', '')))}; sets: ",
+        escape(", ".join(f"{s['name']} ({s['scenarios']})" for s in document.get("sets", []))),
+        "</p>",
     ]
     for suite in sorted({c["suite"] for c in combos}):
-        for transport, auth in sorted(
-            {(c["transport"], c["auth"]) for c in combos if c["suite"] == suite}
-        ):
-            parts.append(f"<h2>{escape(suite)}: {escape(transport)} / {escape(auth)}</h2><table>")
-            parts.append(
-                "<tr><th>client \\ server</th>"
-                + "".join(f"<th>{escape(s)}</th>" for s in servers)
-                + "</tr>"
-            )
-            for client in clients:
-                cells = []
-                for server in servers:
-                    match = [
-                        c
-                        for c in combos
-                        if (c["suite"], c["client"], c["server"], c["transport"], c["auth"])
-                        == (suite, client, server, transport, auth)
-                    ]
-                    cells.append(_cell(match[0]) if match else "<td></td>")
-                parts.append(f"<tr><th>{escape(client)}</th>{''.join(cells)}</tr>")
-            parts.append("</table>")
+        mine = [c for c in combos if c["suite"] == suite]
+        columns = sorted(
+            {(c["transport"], c["auth"]) for c in mine if c["status"] != "inapplicable"}
+        )
+        pairs = sorted({(c["client"], c["server"]) for c in mine})
+        cells = {(c["client"], c["server"], c["transport"], c["auth"]): c for c in mine}
+        parts.append(f"<h2>{escape(suite)}</h2><table><tr><th>client &rarr; server</th>")
+        parts.extend(f"<th>{escape(t)}<br>{escape(a)}</th>" for t, a in columns)
+        parts.append("</tr>")
+        for client, server in pairs:
+            parts.append(f"<tr><th>{escape(client)} &rarr; {escape(server)}</th>")
+            for transport, auth in columns:
+                found = cells.get((client, server, transport, auth))
+                parts.append(_cell(found) if found else "<td></td>")
+            parts.append("</tr>")
+        parts.append("</table>")
+        hidden = sum(c["status"] == "inapplicable" for c in mine)
+        if hidden:
+            parts.append(f"<p>{hidden} inapplicable combinations (never run) are not shown.</p>")
     parts.append("<h2>Details</h2>")
     for c in combos:
-        parts.extend(_details(c))
+        if c["status"] != "inapplicable":
+            parts.extend(_details(c))
     parts.append("</body></html>\n")
     return "".join(parts).encode("utf-8")
