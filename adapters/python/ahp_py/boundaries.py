@@ -15,6 +15,7 @@ from typing import Any
 from . import codec, content
 
 ShapeCheck = Callable[[Any], "str | None"]
+Original = Callable[[dict[str, Any]], Any]
 
 
 def _any_value(_: Any) -> str | None:
@@ -30,7 +31,7 @@ class Boundary:
     event: str
     target: str
     value_error: ShapeCheck
-    original: Callable[[dict[str, Any]], Any]
+    original: Original
     gated: bool
     permission: bool
     effects: frozenset[str]
@@ -40,7 +41,8 @@ class Boundary:
     editable: Callable[[dict[str, Any]], str | None] = field(default=_always_editable)
 
 
-def _get(node: Any, *path: str) -> Any:
+def get_path(node: Any, *path: str) -> Any:
+    """The value at ``path`` through nested objects, or None where one is missing."""
     for key in path:
         if not isinstance(node, dict):
             return None
@@ -48,8 +50,14 @@ def _get(node: Any, *path: str) -> Any:
     return node
 
 
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
+def _value_at(path: tuple[str, ...], default: Any = None) -> Original:
+    """The original value: a copy of what the event holds at ``path``, else ``default``."""
+
+    def original(event: dict[str, Any]) -> Any:
+        value = get_path(event, *path)
+        return codec.clone(default if value is None else value)
+
+    return original
 
 
 def parse_elicitation_result(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -57,7 +65,7 @@ def parse_elicitation_result(event: dict[str, Any]) -> dict[str, Any] | None:
 
     Only a text part with body selection carries one.
     """
-    part = _get(event, "elicitation", "result")
+    part = get_path(event, "elicitation", "result")
     if not isinstance(part, dict) or part.get("selection") != "body":
         return None
     text = part.get("text")
@@ -76,10 +84,10 @@ def _elicitation_answer(event: dict[str, Any]) -> Any:
 
 
 def _elicitation_editable(event: dict[str, Any]) -> str | None:
-    elicitation = _get(event, "elicitation")
-    if _get(elicitation, "mode") != "form":
+    elicitation = get_path(event, "elicitation")
+    if get_path(elicitation, "mode") != "form":
         return "content edits need a form elicitation"
-    if _get(elicitation, "action") != "accept":
+    if get_path(elicitation, "action") != "accept":
         return "content edits need an accepted elicitation"
     parsed = parse_elicitation_result(event)
     if parsed is None:
@@ -89,110 +97,124 @@ def _elicitation_editable(event: dict[str, Any]) -> str | None:
     return content.answer_error(parsed.get("content"))
 
 
-_PERMISSION = frozenset({"deny", "allow", "ask"})
+def _boundary(
+    event: str,
+    target: str,
+    value_error: ShapeCheck,
+    original: Original,
+    *,
+    gated: bool,
+    effects: str,
+    flow: str = "",
+    **row: Any,
+) -> Boundary:
+    """One table row; a gated boundary is exactly one with permission semantics."""
+    return Boundary(
+        event,
+        target,
+        value_error,
+        original,
+        gated=gated,
+        permission=gated,
+        effects=frozenset(effects.split()),
+        flow_operations=frozenset(flow.split()),
+        **row,
+    )
 
 
-def _make_table() -> dict[str, Boundary]:
-    items = [
-        Boundary(
-            event="tool.before",
-            target="input",
-            value_error=content.object_error,
-            original=lambda e: codec.clone(_or(_get(e, "tool", "input"), {})),
-            gated=True,
-            permission=True,
-            effects=_PERMISSION | {"modify", "inject", "flow", "return", "message"},
-            flow_operations=frozenset({"stop"}),
-            return_error=_any_value,
-        ),
-        Boundary(
-            event="tool.after",
-            target="output",
-            value_error=content.message_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "items"), [])),
-            gated=False,
-            permission=False,
-            effects=frozenset({"modify", "inject", "flow", "message"}),
-            flow_operations=frozenset({"stop", "continue"}),
-            list_target=True,
-        ),
-        Boundary(
-            event="turn.finish.before",
-            target="response",
-            value_error=content.message_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "items"), [])),
-            gated=False,
-            permission=False,
-            effects=frozenset({"modify", "flow", "message"}),
-            flow_operations=frozenset({"stop", "continue"}),
-            list_target=True,
-        ),
-        Boundary(
-            event="model.request.before",
-            target="request",
-            value_error=content.message_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "items"), [])),
-            gated=True,
-            permission=True,
-            effects=frozenset(
-                {"deny", "modify", "inject", "return", "flow", "message"}
-            ),
-            flow_operations=frozenset({"stop"}),
-            return_error=content.message_list_error,
-            list_target=True,
-        ),
-        Boundary(
-            event="context.compact.before",
-            target="instructions",
-            value_error=content.text_part_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "instructions"), [])),
-            gated=True,
-            permission=True,
-            effects=frozenset({"deny", "modify", "return", "inject", "message"}),
-            return_error=content.text_part_list_error,
-            list_target=True,
-        ),
-        Boundary(
-            event="context.compact.after",
-            target="summary",
-            value_error=content.text_part_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "summary"), [])),
-            gated=False,
-            permission=False,
-            effects=frozenset({"inject", "modify", "message"}),
-            list_target=True,
-        ),
-        Boundary(
-            event="user.message.outbound",
-            target="content",
-            value_error=content.message_list_error,
-            original=lambda e: codec.clone(_or(_get(e, "message", "messages"), [])),
-            gated=True,
-            permission=True,
-            effects=frozenset({"deny", "modify", "message"}),
-            list_target=True,
-        ),
-        Boundary(
-            event="user.elicitation.result",
-            target="content",
-            value_error=content.answer_error,
-            original=_elicitation_answer,
-            gated=False,
-            permission=False,
-            effects=frozenset({"modify", "message"}),
-            editable=_elicitation_editable,
-        ),
-        Boundary(
-            event="workspace.change.before",
-            target="workspace",
-            value_error=content.workspace_change_error,
-            original=lambda e: codec.clone(_get(e, "workspace", "change")),
-            gated=True,
-            permission=True,
-            effects=frozenset({"deny", "modify", "message"}),
-        ),
-    ]
-    return {boundary.event: boundary for boundary in items}
+def _list_boundary(
+    event: str, target: str, value_error: ShapeCheck, *path: str, **row: Any
+) -> Boundary:
+    """A row whose target is a list held at ``path`` (an empty list when absent)."""
+    return _boundary(
+        event, target, value_error, _value_at(path, []), list_target=True, **row
+    )
 
 
-BOUNDARIES: dict[str, Boundary] = _make_table()
+_MESSAGES = content.message_list_error
+_TEXT_PARTS = content.text_part_list_error
+_TABLE = (
+    _boundary(
+        "tool.before",
+        "input",
+        content.object_error,
+        _value_at(("tool", "input"), {}),
+        gated=True,
+        effects="deny allow ask modify inject flow return message",
+        flow="stop",
+        return_error=_any_value,
+    ),
+    _list_boundary(
+        "tool.after",
+        "output",
+        _MESSAGES,
+        "items",
+        gated=False,
+        effects="modify inject flow message",
+        flow="stop continue",
+    ),
+    _list_boundary(
+        "turn.finish.before",
+        "response",
+        _MESSAGES,
+        "items",
+        gated=False,
+        effects="modify flow message",
+        flow="stop continue",
+    ),
+    _list_boundary(
+        "model.request.before",
+        "request",
+        _MESSAGES,
+        "items",
+        gated=True,
+        effects="deny modify inject return flow message",
+        flow="stop",
+        return_error=_MESSAGES,
+    ),
+    _list_boundary(
+        "context.compact.before",
+        "instructions",
+        _TEXT_PARTS,
+        "instructions",
+        gated=True,
+        effects="deny modify return inject message",
+        return_error=_TEXT_PARTS,
+    ),
+    _list_boundary(
+        "context.compact.after",
+        "summary",
+        _TEXT_PARTS,
+        "summary",
+        gated=False,
+        effects="inject modify message",
+    ),
+    _list_boundary(
+        "user.message.outbound",
+        "content",
+        _MESSAGES,
+        "message",
+        "messages",
+        gated=True,
+        effects="deny modify message",
+    ),
+    _boundary(
+        "user.elicitation.result",
+        "content",
+        content.answer_error,
+        _elicitation_answer,
+        gated=False,
+        effects="modify message",
+        editable=_elicitation_editable,
+    ),
+    _boundary(
+        "workspace.change.before",
+        "workspace",
+        content.workspace_change_error,
+        _value_at(("workspace", "change")),
+        gated=True,
+        effects="deny modify message",
+    ),
+)
+
+BOUNDARIES: dict[str, Boundary] = {boundary.event: boundary for boundary in _TABLE}

@@ -6,6 +6,7 @@ Each check returns None when the value has the shape, else a short reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .codec import is_integer, is_number
@@ -22,6 +23,15 @@ _MESSAGE_KEYS = frozenset({"id", "role", "parts", "synthesized"})
 
 def _non_empty_string(value: Any) -> bool:
     return isinstance(value, str) and value != ""
+
+
+def _first_error(items: list[Any], check: Callable[[Any], str | None]) -> str | None:
+    """The first item's failure reason, or None when every item passes."""
+    for item in items:
+        error = check(item)
+        if error:
+            return error
+    return None
 
 
 def _attachment_media_type_ok(media_type: str) -> bool:
@@ -118,35 +128,28 @@ def message_error(message: Any) -> str | None:
     parts = message.get("parts")
     if not isinstance(parts, list):
         return "message parts must be an array"
-    for part in parts:
-        error = part_error(part)
-        if error:
-            return error
-    return None
+    return _first_error(parts, part_error)
 
 
 def message_list_error(value: Any) -> str | None:
     """A canonical message list: an array of message objects."""
     if not isinstance(value, list):
         return "expected an array of messages"
-    for message in value:
-        error = message_error(message)
-        if error:
-            return error
-    return None
+    return _first_error(value, message_error)
+
+
+def _text_part_error(part: Any) -> str | None:
+    error = part_error(part)
+    if error is None and part.get("kind") != "text":
+        return "only text parts are allowed here"
+    return error
 
 
 def text_part_list_error(value: Any) -> str | None:
     """A text-part list: an array of parts of kind text."""
     if not isinstance(value, list):
         return "expected an array of text parts"
-    for part in value:
-        error = part_error(part)
-        if error:
-            return error
-        if part.get("kind") != "text":
-            return "only text parts are allowed here"
-    return None
+    return _first_error(value, _text_part_error)
 
 
 def part_is_withheld(part: Any) -> bool:

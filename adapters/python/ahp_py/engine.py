@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import codec, content
-from .boundaries import BOUNDARIES, Boundary
+from .boundaries import BOUNDARIES, Boundary, get_path
 
 PERMISSION_RANK = {"none": 0, "allow": 1, "ask": 2, "deny": 3}
 KNOWN_EFFECTS = frozenset(
@@ -40,7 +40,7 @@ class Outcome:
 
 
 def boundary_for(request: Any) -> Boundary:
-    event_type = _get(request, "params", "event", "type")
+    event_type = get_path(request, "params", "event", "type")
     boundary = BOUNDARIES.get(event_type) if isinstance(event_type, str) else None
     if boundary is None:
         raise Unsupported(f"event type {event_type!r} is not implemented by ahp_py")
@@ -62,14 +62,6 @@ def apply(
     except Rejected as exc:
         return Outcome({"rejected": True}, str(exc))
     return Outcome(actual)
-
-
-def _get(node: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _non_empty_string(value: Any) -> bool:
@@ -220,9 +212,9 @@ class _Transaction:
         self.returned = (codec.clone(effect["value"]),)
 
     def _on_inject(self, effect: dict[str, Any], index: int) -> None:
-        context = _get(self.capabilities, "inject", "context")
-        delivery = _get(context, "deliverAt")
-        if _get(context, "append") is not True:
+        context = get_path(self.capabilities, "inject", "context")
+        delivery = get_path(context, "deliverAt")
+        if get_path(context, "append") is not True:
             raise Rejected(f"effect {index}: context append is not advertised")
         if not isinstance(delivery, list) or effect["deliverAt"] not in delivery:
             raise Rejected(
@@ -232,7 +224,7 @@ class _Transaction:
 
     def _on_flow(self, effect: dict[str, Any], index: int) -> None:
         operation = effect["operation"]
-        operations = _get(self.capabilities, "flow", "operations")
+        operations = get_path(self.capabilities, "flow", "operations")
         if not isinstance(operations, list) or operation not in operations:
             raise Rejected(f"effect {index}: flow {operation} is not advertised")
         if operation not in self.boundary.flow_operations:
@@ -257,7 +249,7 @@ class _Transaction:
             raise Rejected(
                 f"{where}: target {target} does not exist at {self.boundary.event}"
             )
-        if _get(self.capabilities, "modify", target, operation) is not True:
+        if get_path(self.capabilities, "modify", target, operation) is not True:
             raise Rejected(f"{where}: {operation} of {target} is not advertised")
         editable = self.boundary.editable(self.event)
         if editable:
@@ -286,14 +278,14 @@ class _Transaction:
             self.incoming_candidate_valid = False
 
     def remaining_continuations(self) -> int:
-        remaining = _get(self.capabilities, "flow", "remainingContinuations")
+        remaining = get_path(self.capabilities, "flow", "remainingContinuations")
         return int(remaining) if codec.is_integer(remaining) else 0
 
     def check_host_rule(self) -> None:
         """The synthetic host's one rule: tool `task` needs a positive integer."""
         if (
             self.boundary.event != "tool.before"
-            or _get(self.event, "tool", "name") != "task"
+            or get_path(self.event, "tool", "name") != "task"
         ):
             return
         if not isinstance(self.current, dict) or not codec.is_positive_integer(
@@ -328,7 +320,7 @@ class _Transaction:
             actual["result"] = candidate[0]
         if flow is not None:
             actual["flow"] = flow
-        operations = _get(self.capabilities, "flow", "operations")
+        operations = get_path(self.capabilities, "flow", "operations")
         if isinstance(operations, list) and "continue" in operations:
             actual["continuationInstructions"] = self.instructions
             actual["continuationRemaining"] = self.remaining_continuations() - (

@@ -57,15 +57,27 @@ def _validity(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
     )
 
 
-def _make_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    key = _key()
+Extension = tuple[x509.ExtensionType, bool]  # (extension, critical)
+
+
+def _certificate(
+    key: ec.EllipticCurvePrivateKey,
+    subject: x509.Name,
+    issuer: x509.Name,
+    signer: ec.EllipticCurvePrivateKey,
+    ca: bool,
+    extensions: list[Extension],
+) -> x509.Certificate:
+    """A certificate for ``key``: CA or end entity, then ``extensions`` in order."""
     builder = (
         _validity(x509.CertificateBuilder())
-        .subject_name(_name(common_name))
-        .issuer_name(_name(common_name))
+        .subject_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True
+        )
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -73,18 +85,24 @@ def _make_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certifi
                 key_encipherment=False,
                 data_encipherment=False,
                 key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
+                key_cert_sign=ca,
+                crl_sign=ca,
                 encipher_only=False,
                 decipher_only=False,
             ),
             critical=True,
         )
-        .add_extension(
-            x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
-        )
     )
-    return key, builder.sign(key, hashes.SHA256())
+    for extension, critical in extensions:
+        builder = builder.add_extension(extension, critical=critical)
+    return builder.sign(signer, hashes.SHA256())
+
+
+def _make_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = _key()
+    name = _name(common_name)
+    subject_key_id = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
+    return key, _certificate(key, name, name, key, True, [(subject_key_id, False)])
 
 
 def _make_leaf(
@@ -95,47 +113,22 @@ def _make_leaf(
     server: bool,
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = _key()
-    builder = (
-        _validity(x509.CertificateBuilder())
-        .subject_name(_name(common_name))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        .add_extension(
-            x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
-        )
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-            critical=False,
-        )
-    )
+    authority = x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key())
+    extensions: list[Extension] = [
+        (x509.ExtendedKeyUsage([usage]), False),
+        (x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False),
+        (authority, False),
+    ]
     if server:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName(
-                [
-                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                    x509.DNSName("localhost"),
-                ]
-            ),
-            critical=False,
-        )
-    return key, builder.sign(ca_key, hashes.SHA256())
+        addresses = [
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+            x509.DNSName("localhost"),
+        ]
+        extensions.append((x509.SubjectAlternativeName(addresses), False))
+    cert = _certificate(
+        key, _name(common_name), ca_cert.subject, ca_key, False, extensions
+    )
+    return key, cert
 
 
 def _write_cert(path: Path, cert: x509.Certificate) -> None:

@@ -172,6 +172,19 @@ def run_client(files: dict[str, Path], config: dict[str, Any]) -> dict[str, Any]
     return report
 
 
+def run_http_client(
+    files: dict[str, Path],
+    endpoint: str,
+    auth: dict[str, Any],
+    tls: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """run_client over HTTP(S) to ``endpoint``."""
+    config: dict[str, Any] = {"transport": "http", "endpoint": endpoint, "auth": auth}
+    if tls is not None:
+        config["tls"] = tls
+    return run_client(files, config)
+
+
 def assert_all_pass(report: dict[str, Any]) -> None:
     for scenario, row in zip(SCENARIOS, report["results"], strict=False):
         assert row["status"] == "completed", row
@@ -214,14 +227,7 @@ def test_http_plain(files: dict[str, Path]) -> None:
         assert ready["endpoint"].startswith("http://127.0.0.1:")
         assert ready["endpoint"].endswith("/intercept")
         assert control(ready, "GET", "/health") == {"ready": True}
-        report = run_client(
-            files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": {"mode": "none"},
-            },
-        )
+        report = run_http_client(files, ready["endpoint"], {"mode": "none"})
         assert_all_pass(report)
         assert_receipts_match(files)
         receipts = control(ready, "GET", "/receipts")
@@ -233,11 +239,7 @@ def test_http_plain(files: dict[str, Path]) -> None:
 def test_http_base_url_gets_intercept_appended(files: dict[str, Path]) -> None:
     with server(files, {"mode": "none"}) as ready:
         base = ready["endpoint"][: -len("/intercept")]
-        assert_all_pass(
-            run_client(
-                files, {"transport": "http", "endpoint": base, "auth": {"mode": "none"}}
-            )
-        )
+        assert_all_pass(run_http_client(files, base, {"mode": "none"}))
 
 
 def test_stdio(files: dict[str, Path]) -> None:
@@ -311,13 +313,8 @@ def test_http_no_listener_fails_rows(files: dict[str, Path]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    report = run_client(
-        files,
-        {
-            "transport": "http",
-            "auth": {"mode": "none"},
-            "endpoint": f"http://127.0.0.1:{port}/intercept",
-        },
+    report = run_http_client(
+        files, f"http://127.0.0.1:{port}/intercept", {"mode": "none"}
     )
     assert_all_failed(report, "HTTP exchange failed")
 
@@ -514,47 +511,33 @@ def test_strict_bearer_over_https(files: dict[str, Path], pki: Pki) -> None:
         files, {"mode": "bearer", "token": "t0ken"}, https_server(pki)
     ) as ready:
         assert ready["endpoint"].startswith("https://127.0.0.1:")
-        report = run_client(
+        report = run_http_client(
             files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": {"mode": "bearer", "token": "t0ken"},
-                "tls": https_client(pki),
-            },
+            ready["endpoint"],
+            {"mode": "bearer", "token": "t0ken"},
+            https_client(pki),
         )
         assert_all_pass(report)
-        wrong = run_client(
+        wrong = run_http_client(
             files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": {"mode": "bearer", "token": "wrong"},
-                "tls": https_client(pki),
-            },
+            ready["endpoint"],
+            {"mode": "bearer", "token": "wrong"},
+            https_client(pki),
         )
         assert_all_failed(wrong, "HTTP status 401")
-        untrusted = run_client(
+        untrusted = run_http_client(
             files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": {"mode": "bearer", "token": "t0ken"},
-                "tls": {"caFile": str(pki.other_ca)},
-            },
+            ready["endpoint"],
+            {"mode": "bearer", "token": "t0ken"},
+            {"caFile": str(pki.other_ca)},
         )
         assert_all_failed(untrusted, "certificate verification failed")
     assert_receipts_match(files)
 
 
 def test_strict_client_refuses_token_over_plain_http(files: dict[str, Path]) -> None:
-    report = run_client(
-        files,
-        {
-            "transport": "http",
-            "endpoint": "http://127.0.0.1:9/intercept",
-            "auth": {"mode": "bearer", "token": "t0ken"},
-        },
+    report = run_http_client(
+        files, "http://127.0.0.1:9/intercept", {"mode": "bearer", "token": "t0ken"}
     )
     assert_all_failed(report, "plain HTTP")
 
@@ -566,29 +549,13 @@ def test_strict_mtls(files: dict[str, Path], pki: Pki) -> None:
             pki, certFile=str(pki.client_cert), keyFile=str(pki.client_key)
         )
         assert_all_pass(
-            run_client(
-                files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": {"mode": "mtls"},
-                    "tls": good,
-                },
-            )
+            run_http_client(files, ready["endpoint"], {"mode": "mtls"}, good)
         )
         stray = https_client(
             pki, certFile=str(pki.other_client_cert), keyFile=str(pki.other_client_key)
         )
         assert_all_failed(
-            run_client(
-                files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": {"mode": "mtls"},
-                    "tls": stray,
-                },
-            ),
+            run_http_client(files, ready["endpoint"], {"mode": "mtls"}, stray),
             "",
         )
         context = ssl.create_default_context(cafile=str(pki.ca))
@@ -606,27 +573,18 @@ def test_strict_oauth_es256(files: dict[str, Path], pki: Pki) -> None:
         TokenIssuer(token, context) as issuer,
         server(files, server_auth, https_server(pki)) as ready,
     ):
-        report = run_client(
-            files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": oauth_client(issuer.url),
-                "tls": https_client(pki),
-            },
+        report = run_http_client(
+            files, ready["endpoint"], oauth_client(issuer.url), https_client(pki)
         )
         assert_all_pass(report)
         assert len(issuer.requests) == 1
         assert issuer.requests[0]["grant_type"] == ["client_credentials"]
         assert issuer.requests[0]["audience"] == [AUDIENCE]
-        denied = run_client(
+        denied = run_http_client(
             files,
-            {
-                "transport": "http",
-                "endpoint": ready["endpoint"],
-                "auth": oauth_client(issuer.url, clientSecret="bad"),
-                "tls": https_client(pki),
-            },
+            ready["endpoint"],
+            oauth_client(issuer.url, clientSecret="bad"),
+            https_client(pki),
         )
         assert_all_failed(denied, "token endpoint answered HTTP 401")
 
@@ -636,26 +594,20 @@ def test_strict_workload_es256(files: dict[str, Path], pki: Pki) -> None:
     with server(files, server_auth, https_server(pki)) as ready:
         good = sign_token(pki.token_private, purpose="workload")
         assert_all_pass(
-            run_client(
+            run_http_client(
                 files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": {"mode": "workload", "assertion": good},
-                    "tls": https_client(pki),
-                },
+                ready["endpoint"],
+                {"mode": "workload", "assertion": good},
+                https_client(pki),
             )
         )
         expired = sign_token(pki.token_private, purpose="workload", exp=CLOCK - 1)
         assert_all_failed(
-            run_client(
+            run_http_client(
                 files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": {"mode": "workload", "assertion": expired},
-                    "tls": https_client(pki),
-                },
+                ready["endpoint"],
+                {"mode": "workload", "assertion": expired},
+                https_client(pki),
             ),
             "401",
         )
@@ -667,13 +619,8 @@ def test_compat_oauth_hs256_and_mtls(files: dict[str, Path], pki: Pki) -> None:
     with TokenIssuer(token, None) as issuer, server(files, server_auth) as ready:
         assert ready["endpoint"].startswith("http://")
         assert_all_pass(
-            run_client(
-                files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": oauth_client(issuer.url, profile="compat"),
-                },
+            run_http_client(
+                files, ready["endpoint"], oauth_client(issuer.url, profile="compat")
             )
         )
     files["receipts"].unlink()
@@ -692,14 +639,5 @@ def test_compat_oauth_hs256_and_mtls(files: dict[str, Path], pki: Pki) -> None:
             "certFile": str(pki.client_cert),
             "keyFile": str(pki.client_key),
         }
-        assert_all_pass(
-            run_client(
-                files,
-                {
-                    "transport": "http",
-                    "endpoint": ready["endpoint"],
-                    "auth": client_auth,
-                },
-            )
-        )
+        assert_all_pass(run_http_client(files, ready["endpoint"], client_auth))
     assert_receipts_match(files)
