@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     matrix.add_argument("--profile", choices=("strict", "compat"), default="strict")
     matrix.add_argument("--output", type=Path, default=ROOT / "reports" / "report.json")
     matrix.add_argument("--quiet", action="store_true", help="no progress lines")
+    matrix.add_argument(
+        "--no-server-reuse",
+        action="store_true",
+        help="start a fresh server for every client run, even where the adapter can be reused",
+    )
 
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
@@ -123,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             output=args.output.resolve(),
             profile=args.profile,
             quiet=args.quiet,
+            server_reuse=not args.no_server_reuse,
         )
         if not options.clients or not options.servers:
             raise ManifestError("no adapters found: nothing to run")

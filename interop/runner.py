@@ -46,6 +46,7 @@ class MatrixOptions:
     output: Path
     profile: str
     quiet: bool = False
+    server_reuse: bool = True
 
 
 def _relative(path: Path) -> str:
@@ -144,6 +145,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             registry=registry,
             profile=options.profile,
             timeouts=options.timeouts,
+            server_reuse=options.server_reuse,
         )
         executor = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="job")
         pending: dict[Future[list[Outcome]], Job] = {

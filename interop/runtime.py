@@ -40,6 +40,7 @@ class RunContext:
     registry: process.Registry
     profile: str
     timeouts: Timeouts
+    server_reuse: bool = True
     cancelled: threading.Event = field(default_factory=threading.Event)
     _counter: itertools.count[int] = field(default_factory=itertools.count)
 

@@ -100,7 +100,7 @@ class CoreSuite:
         outcomes: list[Outcome] = []
         shared: Server | None = None
         shared_error: CombinationError | None = None
-        if server_adapter.server_reuse:
+        if server_adapter.server_reuse and ctx.server_reuse:
             shared = Server(
                 ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, sets[0], True)
             )
