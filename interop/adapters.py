@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +10,6 @@ from interop.jsonvalue import JsonError, load_file
 
 COMMAND_KEYS = ("client", "server")
 OPTIONAL_COMMAND_KEYS = ("build", "test", "lifecycleClient", "lifecycleServer")
-KNOWN_EXTENSIONS = {"blind", "receiptLog", "serverReuse", "profiles"}
 PROFILES = ("strict", "compat")
 
 
@@ -30,7 +29,6 @@ class Adapter:
     receipt_log: bool = False
     server_reuse: bool = False
     profiles: tuple[str, ...] = ("compat",)
-    raw_extensions: dict[str, Any] = field(default_factory=dict)
 
     def command(self, key: str) -> tuple[str, ...] | None:
         return self.commands.get(key)
@@ -91,7 +89,6 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         receipt_log=bool(extensions.get("receiptLog", False)),
         server_reuse=bool(extensions.get("serverReuse", False)),
         profiles=tuple(profiles),
-        raw_extensions=dict(extensions),
     )
 
 

@@ -47,7 +47,6 @@ class Spawned:
 
     popen: subprocess.Popen[bytes]
     owner: str
-    log_path: Path | None
     label: str
     _pidfd: int | None = field(default=None, repr=False)
 
@@ -98,7 +97,7 @@ def spawn(
     finally:
         if log_path is not None and not isinstance(log, int):
             log.close()
-    return Spawned(popen=popen, owner=owner, log_path=log_path, label=label)
+    return Spawned(popen=popen, owner=owner, label=label)
 
 
 def wait_exit(process: Spawned, timeout: float) -> int:

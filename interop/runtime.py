@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -290,7 +289,3 @@ def run_client(
     elif not errors:
         errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
     return ClientRun(report=report, exit_code=exit_code, errors=errors, log=log, seconds=seconds)
-
-
-def remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

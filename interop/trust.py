@@ -331,7 +331,3 @@ class Trust:
         if mode == "mtls":
             tls["clientCaFile"] = self.path("ca.pem")
         return tls
-
-    @staticmethod
-    def uses_tls(mode: str, profile: str) -> bool:
-        return mode == "mtls" or (profile == "strict" and mode != "none")
