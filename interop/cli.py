@@ -1,15 +1,19 @@
-"""Command line: argument parsing only. `python -m interop {matrix,build,unit-tests}`."""
+"""Command line: argument parsing only. `python -m interop {matrix,fuzz,build,unit-tests}`."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 from interop import ROOT
 from interop.adapters import Adapter, ManifestError, discover
+from interop.fuzz.generate import BOUNDARIES
+from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
 from interop.runner import MatrixOptions, UsageError, run_matrix
 from interop.runtime import Timeouts
@@ -71,11 +75,114 @@ def _parser() -> argparse.ArgumentParser:
         help="start a fresh server for every client run, even where the adapter can be reused",
     )
 
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="differential fuzzing: random core rows, every client, compare pairwise",
+        description="Generate random core scenarios (no expectations), run every selected "
+        "client on them against one server adapter, and report every row on which two "
+        "clients differ, grouped by the keys that differ, each class minimised. "
+        "See docs/fuzzing.md.",
+    )
+    adapter_options(fuzz)
+    fuzz.add_argument("--seed", type=int, help="the run's seed (default: a fresh one, printed)")
+    fuzz.add_argument("--count", type=_positive_int, default=1000, help="rows (default 1000)")
+    fuzz.add_argument(
+        "--boundaries",
+        nargs="+",
+        choices=BOUNDARIES,
+        default=list(BOUNDARIES),
+        metavar="EVENT",
+        help="core boundaries to draw rows from (default: all nine)",
+    )
+    fuzz.add_argument("--clients", nargs="+", metavar="NAME", help="default: every adapter")
+    fuzz.add_argument("--server", metavar="NAME", help="server adapter (default: the first)")
+    fuzz.add_argument("--transport", choices=TRANSPORTS, default="http")
+    fuzz.add_argument("--auth", choices=AUTH_MODES, default="none")
+    fuzz.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="rows per client process (default 1000), so no run trips its watchdog",
+    )
+    fuzz.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1)
+    fuzz.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=120.0,
+        metavar="S",
+        help="watchdog for one client process (one batch; default 120)",
+    )
+    fuzz.add_argument("--startup-timeout", type=_positive_float, default=30.0, metavar="S")
+    fuzz.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    fuzz.add_argument("--output", type=Path, default=ROOT / "reports" / "fuzz", metavar="DIR")
+    fuzz.add_argument("--no-minimise", action="store_true", help="report classes unshrunk")
+    fuzz.add_argument(
+        "--replay",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="run the rows of these scenario files (e.g. disagreement files) instead",
+    )
+    fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
     tests = commands.add_parser("unit-tests", help="run every adapter's own tests (`test`)")
     adapter_options(tests)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _fuzz(args: argparse.Namespace, adapters: dict[str, Adapter], argv: list[str]) -> int:
+    pool = _select(adapters, args.adapters, "adapters")
+    clients = _select({n: adapters[n] for n in pool}, args.clients, "clients")
+    if len(clients) < 2:
+        raise UsageError(
+            f"differential fuzzing compares clients with each other; {len(clients)} selected "
+            f"({', '.join(clients) or 'none'}): pass --clients with two or more"
+        )
+    server = args.server or pool[0]
+    _select({n: adapters[n] for n in pool}, [server], "server")
+    if args.transport == "stdio" and args.auth != "none":
+        raise UsageError("stdio runs without authentication: use --auth none with stdio")
+    for name in {*clients, server}:
+        if args.profile not in adapters[name].profiles:
+            raise UsageError(f"adapter {name!r} does not support the {args.profile!r} profile")
+    replay = load_replay([p.resolve() for p in args.replay]) if args.replay else []
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    options = FuzzOptions(
+        seed=seed,
+        count=args.count,
+        boundaries=tuple(dict.fromkeys(args.boundaries)),
+        clients=clients,
+        server=server,
+        transport=args.transport,
+        auth=args.auth,
+        output=args.output.resolve(),
+        batch_size=args.batch_size,
+        jobs=args.jobs,
+        timeouts=Timeouts(startup=args.startup_timeout, client=args.timeout),
+        profile=args.profile,
+        minimise=not args.no_minimise,
+        quiet=args.quiet,
+        replay=replay,
+        argv=argv,
+    )
+    return run_fuzz(options, adapters)
 
 
 def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) -> list[str]:
@@ -106,9 +213,12 @@ def _run_each(adapters: dict[str, Adapter], names: list[str], key: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(raw)
     try:
         adapters = discover(args.adapters_root, [p.resolve() for p in args.adapter_dir])
+        if args.command == "fuzz":
+            return _fuzz(args, adapters, raw[1:])
         if args.command == "build":
             return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "build")
         if args.command == "unit-tests":
@@ -133,6 +243,6 @@ def main(argv: list[str] | None = None) -> int:
         if not options.clients or not options.servers:
             raise ManifestError("no adapters found: nothing to run")
         return run_matrix(options, adapters)
-    except (ManifestError, ScenarioError, UsageError) as exc:
+    except (ManifestError, ScenarioError, UsageError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,8 +9,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,49 @@ def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
     ]
 
 
+@contextmanager
+def run_context(
+    *, logs: Path, auth: list[str], profile: str, timeouts: Timeouts, server_reuse: bool = True
+) -> Iterator[RunContext]:
+    """One run's shared state: temp dir, trust, issuer, process registry, signals.
+
+    SIGTERM and SIGHUP are turned into KeyboardInterrupt for the duration, so
+    every way a run can be stopped kills the adapters and deletes the trust
+    material. Everything this opens is closed on the way out.
+    """
+    process.become_subreaper()
+    redactor = Redactor()
+    registry = process.Registry()
+    redactor.add_path(str(ROOT), "<repo>")
+    logs.mkdir(parents=True, exist_ok=True)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig in previous:
+        signal.signal(sig, signal.default_int_handler)
+    try:
+        with ExitStack() as stack:
+            work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
+            redactor.add_path(str(work), "<run>")
+            stack.callback(shutil.rmtree, work, True)
+            trust = Trust.create(redactor, parent=work)
+            stack.callback(trust.destroy)
+            stack.callback(registry.kill_all)
+            if "oauth" in auth:
+                stack.enter_context(Issuer(trust, profile))
+            yield RunContext(
+                work=work,
+                logs=logs,
+                trust=trust,
+                redactor=redactor,
+                registry=registry,
+                profile=profile,
+                timeouts=timeouts,
+                server_reuse=server_reuse,
+            )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     for name in (*options.clients, *options.servers):
         adapter = adapters[name]
@@ -121,38 +165,20 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     ]
     jobs = suite.plan(combinations, adapters)
     progress = Progress(sum(len(j.combinations) for j in jobs), options.quiet)
-    process.become_subreaper()
-    redactor = Redactor()
-    registry = process.Registry()
-    redactor.add_path(str(ROOT), "<repo>")
     logs = options.output.parent / "logs"
     shutil.rmtree(logs, ignore_errors=True)
-    logs.mkdir(parents=True)
     interrupted = False
-    with ExitStack() as stack:
-        work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
-        redactor.add_path(str(work), "<run>")
-        stack.callback(shutil.rmtree, work, True)
-        trust = Trust.create(redactor, parent=work)
-        stack.callback(trust.destroy)
-        if "oauth" in options.auth:
-            stack.enter_context(Issuer(trust, options.profile))
-        ctx = RunContext(
-            work=work,
-            logs=logs,
-            trust=trust,
-            redactor=redactor,
-            registry=registry,
-            profile=options.profile,
-            timeouts=options.timeouts,
-            server_reuse=options.server_reuse,
-        )
+    with run_context(
+        logs=logs,
+        auth=options.auth,
+        profile=options.profile,
+        timeouts=options.timeouts,
+        server_reuse=options.server_reuse,
+    ) as ctx:
         executor = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="job")
         pending: dict[Future[list[Outcome]], Job] = {
             executor.submit(suite.run, job, ctx, options.sets, adapters): job for job in jobs
         }
-        previous = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -169,7 +195,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             interrupted = True
             ctx.cancelled.set()
             print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
-            registry.kill_all()
+            ctx.registry.kill_all()
             executor.shutdown(wait=True, cancel_futures=True)
             for future, job in pending.items():
                 if future.done() and not future.cancelled() and future.exception() is None:
@@ -179,9 +205,8 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                         _job_failure(options.suite, job, "interrupted before it finished")
                     )
         finally:
-            signal.signal(signal.SIGTERM, previous)
             executor.shutdown(wait=True, cancel_futures=True)
-            registry.kill_all()
+    redactor = ctx.redactor
     document = build_document(outcomes, _meta(options, adapters))
     timings = build_timings(outcomes, time.monotonic() - started)
     written = write_reports(options.output, document, timings, redactor)

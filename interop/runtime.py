@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any
 
 import psutil
 
-from interop import process
+from interop import process, relay
 from interop.adapters import Adapter
 from interop.control import ControlError, call
 from interop.jsonvalue import JsonError, load_file, loads
@@ -200,6 +201,38 @@ class Server:
         killed = process.kill_owner(self.owner)
         self.leaks = [f"{name} (pid {pid})" for pid, name in sorted(killed.items()) if pid != main]
         self.ctx.registry.owner_exit(self.owner)
+
+
+def stdio_server(
+    ctx: RunContext, server: Adapter, scenario_file: Path
+) -> tuple[dict[str, Any], Path]:
+    """The client config keys that make a client spawn `server` over stdio.
+
+    Returns them with the receipt log the server (or, for a contract v1 server
+    without `receiptLog`, the relay put in front of it) appends to.
+    """
+    home = ctx.unique(f"stdio-{server.name}")
+    (home / "ready").mkdir()
+    receipt_log = home / "receipts.jsonl"
+    server_auth, _ = ctx.trust.server_auth("none", ctx.profile)
+    config: dict[str, Any] = {
+        "transport": "stdio",
+        "readinessFile": str(home / "ready" / "readiness.json"),
+        "scenarioFile": str(scenario_file),
+        "auth": server_auth,
+    }
+    command = list(server.commands["server"])
+    if server.receipt_log:
+        config["receiptLog"] = str(receipt_log)
+    else:  # a contract v1 server: receipts come from a relay in front of it
+        command = [sys.executable, relay.__file__, "--log", str(receipt_log), "--", *command]
+    config_path = write_json(home / "server-config.json", config)
+    keys = {
+        "serverCommand": command,
+        "serverCwd": str(server.directory),
+        "serverConfig": str(config_path),
+    }
+    return keys, receipt_log
 
 
 @dataclass

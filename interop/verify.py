@@ -117,7 +117,7 @@ def judge(scenario: Scenario, entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _check_report(
+def check_report(
     report: Any, language: str, scenario_ids: set[str], blind: bool, stage: str
 ) -> tuple[dict[str, dict[str, Any]], list[CombinationError]]:
     errors: list[CombinationError] = []
@@ -177,7 +177,7 @@ def _check_report(
     return entries, errors
 
 
-def _check_receipts(
+def check_receipts(
     receipts: list[Any], scenarios: dict[str, Scenario], sent: set[str], stage: str
 ) -> list[CombinationError]:
     errors: list[CombinationError] = []
@@ -233,7 +233,7 @@ def verify_set(
     scenarios = scenario_set.by_id()
     entries: dict[str, dict[str, Any]] = {}
     if report is not None:
-        entries, report_errors = _check_report(report, language, set(scenarios), blind, stage)
+        entries, report_errors = check_report(report, language, set(scenarios), blind, stage)
         errors.extend(report_errors)
     elif not any(e.error_class.startswith("Report") for e in errors):
         errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
@@ -252,7 +252,7 @@ def verify_set(
                 CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")
             )
         else:
-            errors.extend(_check_receipts(receipts, scenarios, sent, stage))
+            errors.extend(check_receipts(receipts, scenarios, sent, stage))
     rows: list[RowVerdict] = []
     for scenario in scenario_set.scenarios:
         entry = entries.get(scenario.id)

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from edit_boundaries import edit_problem
-from jsonschema_support import (
+from scenario_lint import EXPECTED_KEYS as SCENARIO_EXPECTED_KEYS
+
+from interop.schema import (
     AGGREGATE_SCHEMA,
     FormatSupportError,
     SchemaSet,
@@ -35,7 +37,6 @@ from jsonschema_support import (
     load_json_file,
     loads_strict,
 )
-from scenario_lint import EXPECTED_KEYS as SCENARIO_EXPECTED_KEYS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA_DIR = REPO_ROOT / "schemas" / "draft"

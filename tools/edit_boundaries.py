@@ -17,7 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema_support import SchemaSet
+from interop.schema import SchemaSet
 
 MESSAGES = "content-item.schema.json#/$defs/messages"
 TEXT_PARTS = "content-item.schema.json#/$defs/textParts"

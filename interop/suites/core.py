@@ -9,13 +9,11 @@ server's receipts arrive through its receipt log before each reply is written.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from interop import relay
 from interop.adapters import Adapter
 from interop.control import ControlError
 from interop.grid import Combination
@@ -26,7 +24,7 @@ from interop.runtime import (
     ServerStartError,
     read_receipt_log,
     run_client,
-    write_json,
+    stdio_server,
 )
 from interop.scenarios import ScenarioSet
 from interop.suites.base import Job, Outcome
@@ -237,29 +235,9 @@ class CoreSuite:
         started = time.monotonic()
         for scenario_set in sets:
             stage = f"client[{scenario_set.name}]"
-            home = ctx.unique(f"stdio-{server.name}")
-            (home / "ready").mkdir()
-            receipt_log = home / "receipts.jsonl"
-            server_auth, _ = ctx.trust.server_auth("none", ctx.profile)
-            server_config = {
-                "transport": "stdio",
-                "readinessFile": str(home / "ready" / "readiness.json"),
-                "scenarioFile": str(self._scenario_file(ctx, scenario_set, True)),
-                "auth": server_auth,
-            }
-            command = list(server.commands["server"])
-            if server.receipt_log:
-                server_config["receiptLog"] = str(receipt_log)
-            else:  # a contract v1 server: receipts come from a relay in front of it
-                command = [
-                    sys.executable,
-                    relay.__file__,
-                    "--log",
-                    str(receipt_log),
-                    "--",
-                    *command,
-                ]
-            config_path = write_json(home / "server-config.json", server_config)
+            stdio_keys, receipt_log = stdio_server(
+                ctx, server, self._scenario_file(ctx, scenario_set, True)
+            )
             run = run_client(
                 ctx,
                 client,
@@ -267,11 +245,7 @@ class CoreSuite:
                 scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
                 transport="stdio",
                 auth="none",
-                stdio_server={
-                    "serverCommand": command,
-                    "serverCwd": str(server.directory),
-                    "serverConfig": str(config_path),
-                },
+                stdio_server=stdio_keys,
             )
             receipts, problems = read_receipt_log(receipt_log, 0)
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")

@@ -16,11 +16,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+import interop.schema as js
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
 import check_conformance as cc  # noqa: E402
-import jsonschema_support as js  # noqa: E402
 from edit_boundaries import edit_problem  # noqa: E402
 
 UPSTREAM = REPO / "scenarios" / "upstream"
