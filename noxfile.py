@@ -56,6 +56,14 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Build, then differential fuzzing of the clients; arguments go to `python -m interop fuzz`."""
+    _install(session)
+    _build_adapters(session)
+    session.run("python", "-m", "interop", "fuzz", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def schemas(session: nox.Session) -> None:
     """Check the canonical schemas against the upstream golden fixtures."""
     _install(session)
@@ -89,6 +97,20 @@ def tests(session: nox.Session) -> None:
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
     session.run("pytest", *session.posargs)
+    # A fixed-seed fuzz budget: any disagreement between the clients fails the tests.
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "fuzz",
+        "--seed",
+        "20261201",
+        "--count",
+        "400",
+        "--output",
+        "reports/smoke/fuzz",
+        "--quiet",
+    )
     session.run(
         "python",
         "-m",

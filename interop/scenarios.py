@@ -59,6 +59,29 @@ def set_name(path: Path) -> str:
     return path.parent.name if path.stem == "scenarios" else path.stem
 
 
+MAX_EXACT = 2**53 - 1  # the I-JSON profile of RFC 7493 (docs/scenarios.md, "Numbers")
+
+
+def beyond_i_json(value: Any, path: str = "$") -> str | None:
+    """The JSON path of the first number whose magnitude exceeds 2^53 - 1, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return path if abs(value) > MAX_EXACT else None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        found = beyond_i_json(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
 def _scenario(path: Path, index: int, raw: Any) -> Scenario:
     where = f"{path}: scenarios[{index}]"
     if not isinstance(raw, dict):
@@ -89,6 +112,12 @@ def _scenario(path: Path, index: int, raw: Any) -> Scenario:
         )
     if expected is not None and not isinstance(expected, dict):
         raise ScenarioError(f"{where}: 'expected' must be an object")
+    outside = beyond_i_json(raw)
+    if outside is not None:
+        raise ScenarioError(
+            f"{where}: the number at {outside} is beyond 2^53 - 1, outside the I-JSON profile "
+            'every implementation can carry exactly (docs/scenarios.md, "Numbers")'
+        )
     host_expected = raw.get("hostExpected")
     if host_expected is not None and (not expect_error or not isinstance(host_expected, dict)):
         raise ScenarioError(f"{where}: 'hostExpected' must be an object beside 'expectError: true'")

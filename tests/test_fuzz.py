@@ -61,7 +61,7 @@ def test_generator_stays_out_of_what_the_protocol_leaves_undefined() -> None:
             if state.get("flow") == "continue":
                 assert can_continue(params["capabilities"]), case.id
         for value in _walk(case.scenario):
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, int | float) and not isinstance(value, bool):
                 assert abs(value) <= MAX_EXACT, case.id
         if case.boundary == "user.elicitation.result":
             elicitation = params["event"]["elicitation"]
@@ -172,7 +172,8 @@ def _buggy(tmp_path: Path, bug: str) -> Path:
 )
 def test_planted_bugs_are_found_and_minimised(tmp_path: Path) -> None:
     output = tmp_path / "fuzz"
-    argv = ["fuzz", "--seed", "4", "--count", "250", "--boundaries", "tool.before"]
+    # With this seed both planted bugs show on several of the 300 rows.
+    argv = ["fuzz", "--seed", "11", "--count", "300", "--boundaries", "tool.before"]
     argv += ["--clients", "python", "buggy-deep-merge", "buggy-stop-ignored", "--server", "python"]
     argv += ["--output", str(output), "--quiet", "--timeout", "60"]
     for bug in ("deep-merge", "stop-ignored"):

@@ -135,3 +135,12 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     path.write_text('{"version": 1, "scenarios": [}')
     with pytest.raises(ScenarioError, match="malformed JSON"):
         load_set(path)
+    big = {"id": "a", "request": request, "response": {"result": {"n": [1, 2**53]}}}
+    path.write_text(json.dumps({"version": 1, "scenarios": [{**big, "expectError": True}]}))
+    with pytest.raises(
+        ScenarioError, match=r"scenario 'a': the number at \$\.response\.result\.n\[1\]"
+    ):
+        load_set(path)
+    edge = {**big, "response": {"result": {"n": [2**53 - 1, -(2**53 - 1), 0.5]}}}
+    path.write_text(json.dumps({"version": 1, "scenarios": [{**edge, "expectError": True}]}))
+    assert load_set(path).ids == ["a"]

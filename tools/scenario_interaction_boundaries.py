@@ -40,9 +40,13 @@ def outbound(messages: list[JSON] = REPLY) -> JSON:
 
 
 def uo(
-    decision: str, executed: bool, content: list[JSON], messages: list[str] | None = None
+    decision: str,
+    executed: bool,
+    content: list[JSON],
+    messages: list[str] | None = None,
+    **keys: JSON,
 ) -> dict[str, JSON]:
-    return expect_target("content", content, messages, decision=decision, executed=executed)
+    return expect_target("content", content, messages, decision=decision, executed=executed, **keys)
 
 
 def outbound_message() -> Group:
@@ -79,6 +83,15 @@ def outbound_message() -> Group:
             [w.replace("content", SOFTENED), w.deny("Outbound messages are held")],
             uo("deny", False, SOFTENED),
             ["outbound", "decision", "replace"],
+        ),
+        accepted(
+            s + "incoming-allow-dropped-when-content-changes",
+            outbound(),
+            OUTBOUND_CAPS,
+            [w.merge("content", [SIGNATURE])],
+            uo("allow", True, [*REPLY, SIGNATURE], permission="none"),
+            ["outbound", "permission", "state", "invalidation"],
+            incoming=w.state("allow"),
         ),
         accepted(
             s + "merge-over-withheld-attachment",
@@ -127,6 +140,12 @@ def outbound_message() -> Group:
                 ["return-not-allowed"],
             ),
             Negative(
+                "user-role-content",
+                "application-invalid",
+                [STAGED, w.merge("content", [w.say("reply-u", "user", "Sure, send it.")])],
+                ["content-shape", "content-schema"],
+            ),
+            Negative(
                 "replace-unadvertised",
                 "capability-invalid",
                 [STAGED, w.replace("content", SOFTENED)],
@@ -140,7 +159,7 @@ def outbound_message() -> Group:
     return Group(
         "outbound",
         "user.message.outbound",
-        "outbound content is a message list; deny holds delivery",
+        "outbound content is a list of assistant messages; deny holds delivery",
         rows,
     )
 
@@ -324,9 +343,15 @@ def switch(change: JSON = CHANGE, kind: str = "switch") -> JSON:
 
 
 def wc(
-    decision: str, executed: bool, workspace: JSON, messages: list[str] | None = None
+    decision: str,
+    executed: bool,
+    workspace: JSON,
+    messages: list[str] | None = None,
+    **keys: JSON,
 ) -> dict[str, JSON]:
-    return expect_target("workspace", workspace, messages, decision=decision, executed=executed)
+    return expect_target(
+        "workspace", workspace, messages, decision=decision, executed=executed, **keys
+    )
 
 
 def workspace_change() -> Group:
@@ -365,6 +390,15 @@ def workspace_change() -> Group:
             ["workspace", "replace"],
         ),
         accepted(
+            s + "incoming-allow-kept-when-change-restated",
+            switch(),
+            WORKSPACE_CAPS,
+            [w.merge("workspace", {"cwd": "/srv/app/web"}), w.replace("workspace", CHANGE)],
+            wc("allow", True, CHANGE, permission="allow"),
+            ["workspace", "permission", "state", "deep-equal", "restored"],
+            incoming=w.state("allow"),
+        ),
+        accepted(
             s + "deny-blocks-switch",
             switch(),
             WORKSPACE_CAPS,
@@ -396,6 +430,12 @@ def workspace_change() -> Group:
                 "schema-invalid",
                 [STAGED, w.merge("workspace", {"cwd": None})],
                 ["content-shape"],
+            ),
+            Negative(
+                "empty-cwd",
+                "schema-invalid",
+                [STAGED, w.merge("workspace", {"cwd": ""})],
+                ["content-shape", "content-schema"],
             ),
             Negative(
                 "roots-not-list",

@@ -78,6 +78,7 @@ BOUNDARIES: dict[str, Boundary] = {
 
 EXPECTED_KEYS = (
     "decision",
+    "permission",
     "executed",
     "messages",
     "input",
@@ -103,6 +104,7 @@ def lint(scenarios: list[dict[str, JSON]]) -> list[str]:
             problems.append(f"{sid}: duplicate id")
         seen.add(sid)
         problems += [f"{sid}: {p}" for p in _lint_row(row)]
+        problems += [f"{sid}: {p}" for p in number_problems(row)]
     return problems
 
 
@@ -199,7 +201,12 @@ def _lint_expected(row: dict[str, JSON], boundary: Boundary) -> list[str]:
         problems.append("injections are expected exactly when an inject effect is accepted")
     elif "injections" in expected and len(expected["injections"]) != kinds.count("inject"):
         problems.append("injections count differs from the inject effects")
-    has_flow = "flow" in kinds or incoming.get("flow") == "stop"
+    can_continue = continues and params["capabilities"]["flow"]["remainingContinuations"] >= 1
+    has_flow = (
+        "flow" in kinds
+        or incoming.get("flow") == "stop"
+        or (incoming.get("flow") == "continue" and can_continue)
+    )
     if ("flow" in expected) != has_flow:
         problems.append("flow is expected exactly when a flow outcome exists")
     if "result" in expected and "return" not in kinds and not incoming.get("candidate"):
@@ -219,4 +226,24 @@ def _lint_expected(row: dict[str, JSON], boundary: Boundary) -> list[str]:
         problems.append("executed must be false where no operation is gated")
     if not boundary.permission and expected.get("decision") != "allow":
         problems.append("decision must be allow where there are no permission semantics")
+    if "permission" in expected and not boundary.permission:
+        problems.append("permission is reported only where there are permission semantics")
+    if expected.get("permission") == "none" and expected.get("decision") != "allow":
+        problems.append("a permission of none resolves to the decision allow")
     return problems
+
+
+MAX_EXACT = 2**53 - 1  # the I-JSON profile (docs/scenarios.md, "Numbers")
+
+
+def number_problems(value: JSON, path: str = "$") -> list[str]:
+    """Numbers outside the I-JSON profile anywhere in a row, by JSON path."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [f"{path}: {value!r} is beyond 2^53 - 1 (I-JSON)"] if abs(value) > MAX_EXACT else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in number_problems(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in number_problems(v, f"{path}[{i}]")]
+    return []

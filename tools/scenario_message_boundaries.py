@@ -87,6 +87,15 @@ def tool_after() -> Group:
             ["output", "merge"],
         ),
         accepted(
+            s + "incoming-continue-at-tool-result",
+            after_call(),
+            after_caps(1),
+            [],
+            ta(TOOL_OUTPUT, flow="continue", instructions=[], remaining=0),
+            ["output", "continuation", "flow", "state", "serial-pipeline"],
+            incoming=w.state(flow="continue"),
+        ),
+        accepted(
             s + "merge-keeps-duplicates",
             after_call(),
             OUTPUT_ONLY,
@@ -298,6 +307,44 @@ def turn_finish() -> Group:
             tf(flow="continue", instructions=[check, logs], remaining=1),
             ["continuation", "flow"],
         ),
+        # An incoming continue (an earlier interceptor continued) is the chain's one
+        # continuation: it is the flow outcome and shares the one allowance.
+        accepted(
+            s + "incoming-continue-is-the-flow",
+            finish(),
+            finish_caps(2),
+            [],
+            tf(flow="continue", instructions=[], remaining=1),
+            ["continuation", "flow", "state", "serial-pipeline"],
+            incoming=w.state(flow="continue"),
+        ),
+        accepted(
+            s + "incoming-continue-shares-one-allowance",
+            finish(),
+            finish_caps(1),
+            [w.proceed(check)],
+            tf(flow="continue", instructions=[check], remaining=0),
+            ["continuation", "flow", "state", "serial-pipeline"],
+            incoming=w.state(flow="continue"),
+        ),
+        accepted(
+            s + "stop-wins-over-incoming-continue",
+            finish(),
+            finish_caps(2),
+            [w.stop("Ready for review")],
+            tf(flow="stop", instructions=[], remaining=2),
+            ["continuation", "flow", "state", "serial-pipeline"],
+            incoming=w.state(flow="continue"),
+        ),
+        accepted(
+            s + "incoming-none-is-no-flow",
+            finish(),
+            finish_caps(2),
+            [],
+            tf(instructions=[], remaining=2),
+            ["continuation", "state"],
+            incoming=w.state(flow="none"),
+        ),
         accepted(
             s + "repeated-continue-on-last-allowance",
             finish(2),
@@ -431,7 +478,7 @@ def turn_finish() -> Group:
     return Group(
         "continuation",
         "turn.finish.before",
-        "continue allowances: one per response, stop wins, none left rejects",
+        "continue allowances: one per chain, incoming continue too; stop wins; none left rejects",
         rows,
     )
 
@@ -454,6 +501,10 @@ WITHHELD_PROMPT = [
         w.attachment_metadata("user-1-file", "application/pdf"),
     ),
 ]
+
+
+# A text part whose `category` is empty: the canonical part schema needs one character.
+EMPTY_CATEGORY_PART = {**w.text("asst-1-text", "Release 2.4 fixes three bugs."), "category": ""}
 
 
 def model_call(items: list[JSON] = PROMPT) -> JSON:
@@ -582,6 +633,24 @@ def model_request() -> Group:
             incoming=held,
         ),
         accepted(
+            s + "candidate-kept-when-request-restored",
+            model_call(),
+            MODEL_CAPS,
+            [w.merge("request", [STYLE]), w.replace("request", PROMPT)],
+            mr("allow", False, result=MODEL_ANSWER),
+            ["request", "candidate", "state", "deep-equal", "restored"],
+            incoming=held,
+        ),
+        accepted(
+            s + "incoming-allow-dropped-when-request-changes",
+            model_call(),
+            MODEL_CAPS,
+            [w.merge("request", [STYLE])],
+            mr("allow", True, [*PROMPT, STYLE], permission="none"),
+            ["request", "permission", "state", "invalidation"],
+            incoming=w.state("allow"),
+        ),
+        accepted(
             s + "merge-over-withheld-prompt",
             model_call(WITHHELD_PROMPT),
             MODEL_CAPS,
@@ -632,6 +701,29 @@ def model_request() -> Group:
                 "application-invalid",
                 [w.give({"text": "Release 2.4 fixes three bugs."})],
                 ["return-shape"],
+            ),
+            Negative(
+                "return-part-with-empty-category",
+                "application-invalid",
+                [STAGED, w.give([w.message("asst-1", "assistant", EMPTY_CATEGORY_PART)])],
+                ["return-shape", "content-schema"],
+            ),
+            Negative(
+                "return-attachment-media-type-without-slash",
+                "application-invalid",
+                [
+                    STAGED,
+                    w.give(
+                        [w.message("asst-1", "assistant", w.attachment("img-1", "png", "ref-9"))]
+                    ),
+                ],
+                ["return-shape", "content-schema"],
+            ),
+            Negative(
+                "return-gap-without-reason",
+                "application-invalid",
+                [STAGED, w.give([w.message("asst-1", "assistant", w.text_gap("asst-1-text", ""))])],
+                ["return-shape", "content-schema"],
             ),
             Negative(
                 "prompt-target-not-allowed",
@@ -826,6 +918,12 @@ def compact_before() -> Group:
                 "application-invalid",
                 [w.give({"summary": "short"})],
                 ["return-shape"],
+            ),
+            Negative(
+                "return-gap-without-reason",
+                "application-invalid",
+                [STAGED, w.give([*SUMMARY, w.text_gap("sum-2", "")])],
+                ["return-shape", "content-schema"],
             ),
             Negative("flow-not-allowed", "capability-invalid", [STAGED, w.stop("halt")], ["flow"]),
         ],

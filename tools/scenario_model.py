@@ -47,6 +47,7 @@ def expect(
     messages: list[str],
     effective: JSON,
     input: JSON = ABSENT,
+    permission: JSON = ABSENT,
     result: JSON = ABSENT,
     flow: JSON = ABSENT,
     instructions: JSON = ABSENT,
@@ -56,6 +57,7 @@ def expect(
     """Pack expected keys in the file's fixed order, leaving out ABSENT ones."""
     packed: dict[str, JSON] = {
         "decision": decision,
+        "permission": permission,
         "executed": executed,
         "messages": list(messages),
         "input": input,

@@ -60,6 +60,7 @@ def tb(
     tool_input: JSON = READ_INPUT,
     messages: list[str] | None = None,
     *,
+    permission: JSON = ABSENT,
     result: JSON = ABSENT,
     flow: JSON = ABSENT,
     injections: JSON = ABSENT,
@@ -72,6 +73,7 @@ def tb(
         decision=decision,
         executed=executed,
         input=tool_input,
+        permission=permission,
         result=result,
         flow=flow,
         injections=injections,
@@ -215,6 +217,18 @@ def returns() -> Group:
             [w.give(CACHED), w.give(0)],
             tb("allow", False, result=0),
             ["return"],
+        ),
+        accepted(
+            s + "largest-exact-integer",
+            read_call(),
+            full_caps(),
+            [w.give({"lines": 9007199254740991, "offset": -9007199254740991, "ratio": 0.5})],
+            tb(
+                "allow",
+                False,
+                result={"lines": 9007199254740991, "offset": -9007199254740991, "ratio": 0.5},
+            ),
+            ["return", "i-json"],
         ),
     ]
     return Group(
@@ -437,6 +451,38 @@ def candidates() -> Group:
             ["candidate", "modify", "return"],
         ),
         accepted(
+            s + "kept-when-input-restored",
+            read_call(),
+            full_caps(),
+            [
+                w.merge("input", {"encoding": "ascii"}),
+                w.replace(
+                    "input",
+                    {
+                        "range": {"end": 60, "start": 10},
+                        "encoding": "utf-8",
+                        "path": "docs/guide.md",
+                    },
+                ),
+            ],
+            tb("allow", False, READ_INPUT, result=CACHED),
+            ["candidate", "state", "modify", "deep-equal", "restored"],
+            incoming=held,
+        ),
+        accepted(
+            s + "kept-when-merge-undoes-merge",
+            read_call(),
+            full_caps(),
+            [
+                w.merge("input", {"range": {"start": 1, "end": 5}}),
+                w.note("Range restored"),
+                w.merge("input", {"range": {"start": 10, "end": 60}}),
+            ],
+            tb("allow", False, READ_INPUT, ["Range restored"], result=CACHED),
+            ["candidate", "state", "modify", "deep-equal", "restored"],
+            incoming=held,
+        ),
+        accepted(
             s + "null-value-is-a-result",
             read_call(),
             full_caps(),
@@ -449,7 +495,7 @@ def candidates() -> Group:
     return Group(
         "candidate",
         "tool.before",
-        "an incoming candidate survives only a deep-equal input; returns bind after modifications",
+        "a candidate survives only a final input deep-equal to the original; returns bind last",
         rows,
     )
 
@@ -523,6 +569,67 @@ def permissions() -> Group:
             incoming=w.state("ask"),
         )
     )
+    ascii_input = {"path": "docs/guide.md", "range": {"start": 10, "end": 60}, "encoding": "ascii"}
+    to_ascii = w.merge("input", {"encoding": "ascii"})
+    # The pipeline permission this response leaves (`permission`), before the host
+    # resolves `none`: a changed input invalidates an incoming allow, nothing else.
+    invalidation: list[tuple[str, JSON, list[JSON], dict[str, JSON]]] = [
+        (
+            "incoming-allow-dropped-when-input-changes",
+            w.state("allow"),
+            [to_ascii],
+            tb("allow", True, ascii_input, permission="none"),
+        ),
+        (
+            "incoming-allow-kept-when-input-restored",
+            w.state("allow"),
+            [to_ascii, w.merge("input", {"encoding": "utf-8"})],
+            tb("allow", True, READ_INPUT, permission="allow"),
+        ),
+        (
+            "incoming-allow-kept-when-input-restated",
+            w.state("allow"),
+            [w.merge("input", {"path": "docs/guide.md"})],
+            tb("allow", True, READ_INPUT, permission="allow"),
+        ),
+        (
+            "own-allow-counts-after-input-changes",
+            w.state("allow"),
+            [to_ascii, w.allow()],
+            tb("allow", True, ascii_input, permission="allow"),
+        ),
+        (
+            "incoming-ask-kept-when-input-changes",
+            w.state("ask"),
+            [to_ascii],
+            tb("ask", False, ascii_input, permission="ask"),
+        ),
+        (
+            "incoming-deny-kept-when-input-changes",
+            w.state("deny"),
+            [to_ascii],
+            tb("deny", False, ascii_input, permission="deny"),
+        ),
+        (
+            "no-state-leaves-none",
+            NO_STATE,
+            [],
+            tb("allow", True, permission="none"),
+        ),
+    ]
+    rows += [
+        accepted(
+            s + name,
+            read_call(),
+            full_caps(),
+            effects,
+            expected,
+            ["permission", "state", "invalidation"]
+            + (["omitted-state"] if incoming is NO_STATE else []),
+            incoming=incoming,
+        )
+        for name, incoming, effects, expected in invalidation
+    ]
     every = w.capabilities(
         [*BASE_EFFECTS, "flow", "inject"],
         modify=w.target_caps("input"),
@@ -559,7 +666,7 @@ def permissions() -> Group:
     return Group(
         "permission",
         "tool.before",
-        "deny > ask > allow, within a response and over incoming state",
+        "deny > ask > allow, also over incoming state; a changed input drops an incoming allow",
         rows,
     )
 

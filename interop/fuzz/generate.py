@@ -126,7 +126,7 @@ def _tool_input(rng: random.Random, name: str) -> dict[str, Any]:
     if rng.random() < 0.6:
         tool_input["options"] = v.obj(rng, depth=1, size=rng.randrange(1, 4))
     if name == "task":
-        tool_input["task"] = rng.choice((1, 3, 0, -2, 1.5, True, "4", None))
+        tool_input["task"] = rng.choice((1, 3, 2.0, 0, -2, 1.5, True, "4", None))
     return tool_input
 
 
@@ -259,10 +259,11 @@ def _capabilities(rng: random.Random, spec: Spec) -> dict[str, Any]:
         operations = _subset(rng, spec.flow, 0.7) or [rng.choice(spec.flow)]
         block: dict[str, Any] = {"operations": operations}
         if "continue" in operations:
-            block["remainingContinuations"] = rng.choice((0, 1, 1, 2, 3))
-            block["continuationCount"] = rng.randrange(4)
+            remaining = rng.choice((0, 1, 1, 2, 3))
+            block["remainingContinuations"] = _maybe_float(rng, remaining)
+            block["continuationCount"] = _maybe_float(rng, rng.randrange(4))
             if rng.random() < 0.5:
-                block["maxContinuations"] = block["remainingContinuations"] + rng.randrange(3)
+                block["maxContinuations"] = remaining + rng.randrange(3)
         caps["flow"] = block
     if "inject" in effects:
         delivery = _subset(rng, ("now", "next_turn"), 0.6) or ["now"]
@@ -270,6 +271,11 @@ def _capabilities(rng: random.Random, spec: Spec) -> dict[str, Any]:
     if rng.random() < 0.05:
         caps["org.example.hint"] = {"effects": list(CORE_EFFECTS)}  # unknown: ignored
     return caps
+
+
+def _maybe_float(rng: random.Random, number: int) -> int | float:
+    """Now and then an integer written as `2.0`: the same JSON number by value."""
+    return float(number) if rng.random() < 0.15 else number
 
 
 def can_continue(caps: dict[str, Any]) -> bool:
@@ -308,7 +314,7 @@ def target_value(rng: random.Random, spec: Spec, *, broken: bool = False) -> Any
             return rng.choice(([1, 2], "input", None, 3))
         value = v.obj(rng, depth=2)
         if rng.random() < 0.3:
-            value["task"] = rng.choice((1, 2, 0, -1, 2.5, False, "2"))
+            value["task"] = rng.choice((1, 2, 3.0, 0, -1, 2.5, False, "2"))
         return value
     if spec.shape in ("messages", "assistant"):
         role = "assistant" if spec.shape == "assistant" and rng.random() < 0.8 else None
@@ -374,9 +380,12 @@ def _well_formed(rng: random.Random, kind: str, spec: Spec, ctx: _Context) -> di
         elif roll < 0.3 and isinstance(ctx.original, dict) and ctx.original:
             key = rng.choice(sorted(ctx.original))
             effect.update(operation="merge", value={key: copy.deepcopy(ctx.original[key])})
-        elif roll < 0.5 and isinstance(ctx.original, dict) and ctx.original:
-            key = rng.choice(sorted(ctx.original))
+        elif roll < 0.6 and isinstance(ctx.original, dict) and ctx.original:
+            nested = sorted(k for k, val in ctx.original.items() if isinstance(val, dict) and val)
+            key = rng.choice(nested if nested and rng.random() < 0.7 else sorted(ctx.original))
             effect["value"] = {key: _overlapping(rng, ctx.original[key])}
+            if "merge" in operations:
+                effect["operation"] = "merge"  # where shallow and deep merges differ
         else:
             effect["value"] = target_value(rng, spec, broken=rng.random() < 0.15)
         return effect

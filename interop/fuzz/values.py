@@ -2,7 +2,7 @@
 
 Every function takes the row's own `random.Random`, so a value depends only
 on the seed and the row index. Numbers stay inside the I-JSON profile
-(docs/scenarios.md, "Numbers"): integers of magnitude at most 2^53 - 1.
+(docs/scenarios.md, "Numbers"): no number of magnitude beyond 2^53 - 1.
 Content comes valid by default; `broken` asks for a value that fails the
 canonical content schema in one known way.
 """
@@ -25,6 +25,7 @@ STRINGS = (
     "line\nbreak",
     'tab\tand "quotes"',
     "\u2028separator",
+    "nul\u0000byte",
     "0",
     "false",
     "null",
@@ -45,7 +46,7 @@ KEYS = (
     "🔑",
 )
 INTEGERS = (0, 1, -1, 2, 7, 42, 1000, MAX_EXACT, -MAX_EXACT, 2**31, -(2**31))
-FLOATS = (0.5, -2.25, 1.0, -0.0, 1e300, 5e-324, 3.141592653589793)
+FLOATS = (0.5, -2.25, 1.0, 2.0, -0.0, 123456.789, 5e-324, 3.141592653589793)
 FALSY: tuple[Any, ...] = (0, "", False, None, [], {})
 ATTACHMENT_TYPES = ("image/png", "application/pdf", "audio/wav", "application/octet-stream")
 BAD_ATTACHMENT_TYPES = ("png", "text/plain", "application/json", "application/ld+json")

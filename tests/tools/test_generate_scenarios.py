@@ -242,6 +242,19 @@ def test_lint_rejects_capabilities_the_event_does_not_allow(
     assert any("not allowed" in problem for problem in lint([row]))
 
 
+def test_lint_rejects_numbers_outside_i_json(scenarios: list[dict[str, Any]]) -> None:
+    row = copy.deepcopy(next(positives(scenarios)))
+    row["response"]["result"]["effects"].append({"type": "return", "value": 2**53})
+    assert any("I-JSON" in problem and "effects[" in problem for problem in lint([row]))
+
+
+def test_lint_rejects_permission_where_there_is_none(scenarios: list[dict[str, Any]]) -> None:
+    row = copy.deepcopy(next(r for r in positives(scenarios) if event_type(r) == "tool.after"))
+    rest = {k: v for k, v in row["expected"].items() if k != "decision"}
+    row["expected"] = {"decision": "allow", "permission": "none", **rest}
+    assert any("permission semantics" in problem for problem in lint([row]))
+
+
 def test_docs_table_matches_the_generated_groups() -> None:
     assert generate_scenarios.summary_table() in DOCS.read_text(encoding="utf-8")
 

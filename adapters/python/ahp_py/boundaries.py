@@ -1,9 +1,11 @@
 """The interceptable boundaries the engine implements (no I/O).
 
 For each event type: its modify target and where that target lives in the
-event, the value shape, whether the boundary gates an operation and has
-permission semantics, which effects and flow operations the protocol allows
-there, and what a ``return`` value must look like (if one is allowed at all).
+event, the canonical schema definition of the target's value, whether the
+boundary gates an operation and has permission semantics, which effects and
+flow operations the protocol allows there, and whether (and as what) a
+``return`` value is allowed. See docs/scenarios.md, "Boundaries in the core set"
+and "Composition rules" (Phase 1, item 4).
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import codec, content
+from . import codec
 
-ShapeCheck = Callable[[Any], "str | None"]
 Original = Callable[[dict[str, Any]], Any]
 
-
-def _any_value(_: Any) -> str | None:
-    return None
+# The canonical definition of each slot (schemas/draft/<file>#<JSON pointer>).
+MESSAGES = "content-item.schema.json#/$defs/messages"
+ASSISTANT_MESSAGES = "interaction-event.schema.json#/$defs/assistantMessages"
+TEXT_PARTS = "content-item.schema.json#/$defs/textParts"
+WORKSPACE_CHANGE = "common.schema.json#/$defs/workspaceChange"
+ANSWER_CONTENT = "mcp-elicitation.schema.json#/$defs/answerContent"
+# tool-before.schema.json says no more of the input than the common tool does.
+TOOL_INPUT = "common.schema.json#/$defs/tool/properties/input"
 
 
 def _always_editable(_: dict[str, Any]) -> str | None:
@@ -30,15 +36,21 @@ def _always_editable(_: dict[str, Any]) -> str | None:
 class Boundary:
     event: str
     target: str
-    value_error: ShapeCheck
+    definition: str  # canonical definition of every value the target holds
     original: Original
     gated: bool
     permission: bool
     effects: frozenset[str]
     flow_operations: frozenset[str] = frozenset()
-    return_error: ShapeCheck | None = None
+    returns: bool = False  # whether a ``return`` is allowed at all
+    return_definition: str | None = None  # None: any JSON value
     list_target: bool = False
     editable: Callable[[dict[str, Any]], str | None] = field(default=_always_editable)
+
+    def definitions(self) -> tuple[str, ...]:
+        """Every canonical definition this boundary validates against."""
+        extra = (self.return_definition,) if self.return_definition else ()
+        return (self.definition, *extra)
 
 
 def get_path(node: Any, *path: str) -> Any:
@@ -84,6 +96,8 @@ def _elicitation_answer(event: dict[str, Any]) -> Any:
 
 
 def _elicitation_editable(event: dict[str, Any]) -> str | None:
+    """Content edits need an accepted form result carried with body selection
+    (the carried answer itself is checked against its slot by the engine)."""
     elicitation = get_path(event, "elicitation")
     if get_path(elicitation, "mode") != "form":
         return "content edits need a form elicitation"
@@ -94,13 +108,13 @@ def _elicitation_editable(event: dict[str, Any]) -> str | None:
         return "content edits need a result part with body selection"
     if parsed.get("action", "accept") != "accept":
         return "the carried result is not an accepted one"
-    return content.answer_error(parsed.get("content"))
+    return None
 
 
 def _boundary(
     event: str,
     target: str,
-    value_error: ShapeCheck,
+    definition: str,
     original: Original,
     *,
     gated: bool,
@@ -112,7 +126,7 @@ def _boundary(
     return Boundary(
         event,
         target,
-        value_error,
+        definition,
         original,
         gated=gated,
         permission=gated,
@@ -123,31 +137,29 @@ def _boundary(
 
 
 def _list_boundary(
-    event: str, target: str, value_error: ShapeCheck, *path: str, **row: Any
+    event: str, target: str, definition: str, *path: str, **row: Any
 ) -> Boundary:
     """A row whose target is a list held at ``path`` (an empty list when absent)."""
     return _boundary(
-        event, target, value_error, _value_at(path, []), list_target=True, **row
+        event, target, definition, _value_at(path, []), list_target=True, **row
     )
 
 
-_MESSAGES = content.message_list_error
-_TEXT_PARTS = content.text_part_list_error
 _TABLE = (
     _boundary(
         "tool.before",
         "input",
-        content.object_error,
+        TOOL_INPUT,
         _value_at(("tool", "input"), {}),
         gated=True,
         effects="deny allow ask modify inject flow return message",
         flow="stop",
-        return_error=_any_value,
+        returns=True,
     ),
     _list_boundary(
         "tool.after",
         "output",
-        _MESSAGES,
+        MESSAGES,
         "items",
         gated=False,
         effects="modify inject flow message",
@@ -156,7 +168,7 @@ _TABLE = (
     _list_boundary(
         "turn.finish.before",
         "response",
-        _MESSAGES,
+        MESSAGES,
         "items",
         gated=False,
         effects="modify flow message",
@@ -165,26 +177,28 @@ _TABLE = (
     _list_boundary(
         "model.request.before",
         "request",
-        _MESSAGES,
+        MESSAGES,
         "items",
         gated=True,
         effects="deny modify inject return flow message",
         flow="stop",
-        return_error=_MESSAGES,
+        returns=True,
+        return_definition=MESSAGES,
     ),
     _list_boundary(
         "context.compact.before",
         "instructions",
-        _TEXT_PARTS,
+        TEXT_PARTS,
         "instructions",
         gated=True,
         effects="deny modify return inject message",
-        return_error=_TEXT_PARTS,
+        returns=True,
+        return_definition=TEXT_PARTS,
     ),
     _list_boundary(
         "context.compact.after",
         "summary",
-        _TEXT_PARTS,
+        TEXT_PARTS,
         "summary",
         gated=False,
         effects="inject modify message",
@@ -192,7 +206,7 @@ _TABLE = (
     _list_boundary(
         "user.message.outbound",
         "content",
-        _MESSAGES,
+        ASSISTANT_MESSAGES,
         "message",
         "messages",
         gated=True,
@@ -201,7 +215,7 @@ _TABLE = (
     _boundary(
         "user.elicitation.result",
         "content",
-        content.answer_error,
+        ANSWER_CONTENT,
         _elicitation_answer,
         gated=False,
         effects="modify message",
@@ -210,7 +224,7 @@ _TABLE = (
     _boundary(
         "workspace.change.before",
         "workspace",
-        content.workspace_change_error,
+        WORKSPACE_CHANGE,
         _value_at(("workspace", "change")),
         gated=True,
         effects="deny modify message",
@@ -218,3 +232,8 @@ _TABLE = (
 )
 
 BOUNDARIES: dict[str, Boundary] = {boundary.event: boundary for boundary in _TABLE}
+
+# Every definition the engine validates against (inject values are messages).
+DEFINITIONS: tuple[str, ...] = tuple(
+    sorted({MESSAGES, *(d for b in _TABLE for d in b.definitions())})
+)

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from . import engine
 from .auth import AuthError, client_token
+from .boundaries import DEFINITIONS
 from .config import (
     AuthSettings,
     ConfigError,
@@ -115,7 +116,7 @@ def run_scenario(scenario: Any, peer: Peer, schemas: SchemaSet) -> dict[str, Any
     def response_error(message: Any) -> str | None:
         return schemas.error(INTERCEPT_RESPONSE, message)
 
-    outcome = engine.apply(request, response, response_error)
+    outcome = engine.apply(request, response, response_error, schemas.error)
     if outcome.reason:
         log(f"{scenario_id}: response rejected: {outcome.reason}")
     return {"id": scenario_id, "status": "completed", "actual": outcome.actual}
@@ -140,8 +141,8 @@ def run(config_path: str) -> int:
         raise ConfigError(f"{scenario_file} has no scenarios array")
     settings = AuthSettings.from_config(config)
     schemas = load()
-    schemas.validator(INTERCEPT_REQUEST)
-    schemas.validator(INTERCEPT_RESPONSE)
+    for name in (INTERCEPT_REQUEST, INTERCEPT_RESPONSE, *DEFINITIONS):
+        schemas.validator(name)  # built once, before the first row
     peer = make_peer(config, settings, timeout_ms / 1000.0)
     results: list[dict[str, Any]] = []
     try:

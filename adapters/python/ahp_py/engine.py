@@ -4,6 +4,12 @@
 candidate binding, permission and flow resolution, the host rule) and returns
 either the derived result or ``{"rejected": true}``: nothing is published from
 a response that fails anywhere. See docs/scenarios.md, "Composition rules".
+
+Every value a response supplies (each ``modify`` value, each staged effective
+value after a merge, each ``return`` and ``inject`` value) is checked against
+the canonical schema definition of its slot (``boundaries.py``); the engine
+reads no files itself, the definitions come from the process-wide schema set
+(``schemas.load()``) unless the caller passes its own check.
 """
 
 from __future__ import annotations
@@ -12,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import codec, content
-from .boundaries import BOUNDARIES, Boundary, get_path
+from . import codec, content, schemas
+from .boundaries import BOUNDARIES, MESSAGES, Boundary, get_path
 
 PERMISSION_RANK = {"none": 0, "allow": 1, "ask": 2, "deny": 3}
 KNOWN_EFFECTS = frozenset(
@@ -23,6 +29,8 @@ MODIFY_OPERATIONS = frozenset({"replace", "merge"})
 DELIVERY = frozenset({"now", "next_turn"})
 
 ResponseCheck = Callable[[Any], "str | None"]
+# (definition, value) -> None when valid, else a reason; see schemas.SchemaSet.error
+DefinitionCheck = Callable[[str, Any], "str | None"]
 
 
 class Unsupported(Exception):
@@ -48,17 +56,23 @@ def boundary_for(request: Any) -> Boundary:
 
 
 def apply(
-    request: dict[str, Any], response: Any, response_error: ResponseCheck | None = None
+    request: dict[str, Any],
+    response: Any,
+    response_error: ResponseCheck | None = None,
+    definition_error: DefinitionCheck | None = None,
 ) -> Outcome:
     """Derive the application result of ``response`` to ``request``.
 
     ``response_error`` validates the whole response message against the
     canonical ``intercept-response`` schema (None when valid, else a reason).
+    ``definition_error`` validates one value against a canonical definition;
+    by default the process-wide schema set does.
     Raises Unsupported for event types outside the boundary table.
     """
     boundary = boundary_for(request)
+    check = definition_error or schemas.load().error
     try:
-        actual = _Transaction(boundary, request).run(response, response_error)
+        actual = _Transaction(boundary, request, check).run(response, response_error)
     except Rejected as exc:
         return Outcome({"rejected": True}, str(exc))
     return Outcome(actual)
@@ -69,7 +83,8 @@ def _non_empty_string(value: Any) -> bool:
 
 
 def check_effect_structure(effect: Any, index: int) -> None:
-    """Required fields and types of each effect (closedness is the schema's job)."""
+    """Required fields and types of each effect (closedness is the schema's job;
+    values are checked against their slot's definition while staging)."""
     where = f"effect {index}"
     if not isinstance(effect, dict):
         raise Rejected(f"{where} is not an object")
@@ -106,17 +121,19 @@ def check_effect_structure(effect: Any, index: int) -> None:
             raise Rejected(f"{where}: inject must append to context")
         if effect.get("deliverAt") not in DELIVERY:
             raise Rejected(f"{where}: inject deliverAt must be now or next_turn")
-        error = content.message_list_error(effect.get("value"))
-        if error:
-            raise Rejected(f"{where}: inject value: {error}")
+        if "value" not in effect:
+            raise Rejected(f"{where}: inject needs a value")
 
 
 class _Transaction:
     """Stages one response; nothing escapes unless every step succeeds."""
 
-    def __init__(self, boundary: Boundary, request: dict[str, Any]) -> None:
+    def __init__(
+        self, boundary: Boundary, request: dict[str, Any], check: DefinitionCheck
+    ) -> None:
         self.boundary = boundary
         self.request = request
+        self.check = check
         params = request.get("params") or {}
         self.event: dict[str, Any] = params.get("event") or {}
         self.capabilities: dict[str, Any] = _as_dict(params.get("capabilities"))
@@ -124,13 +141,16 @@ class _Transaction:
         self.protocol_version = params.get("protocolVersion")
         self.original = boundary.original(self.event)
         self.current = codec.clone(self.original)
-        self.incoming_candidate_valid = True
+        self.original_checked = False
         incoming = self.state.get("permission")
-        self.permission = (
-            PERMISSION_RANK.get(incoming, 0) if isinstance(incoming, str) else 0
+        self.incoming_permission = (
+            incoming
+            if isinstance(incoming, str) and incoming in PERMISSION_RANK
+            else "none"
         )
+        self.response_permission = "none"  # the strongest of this response's effects
         self.stop = self.state.get("flow") == "stop"
-        self.continued = False
+        self.continued = False  # an accepted continue effect in this response
         self.instructions: list[str] = []
         self.messages: list[str] = []
         self.injections: list[Any] = []
@@ -188,27 +208,35 @@ class _Transaction:
         return self.derive()
 
     # Phase 1 + staging, effect by effect, in response order.
+    def validate(self, definition: str, value: Any, what: str) -> None:
+        """Reject unless ``value`` satisfies the canonical ``definition``."""
+        error = self.check(definition, value)
+        if error:
+            raise Rejected(f"{what}: {error}")
+
     def _on_deny(self, effect: dict[str, Any], index: int) -> None:
-        self.permission = max(self.permission, PERMISSION_RANK["deny"])
+        self.response_permission = _strongest(self.response_permission, "deny")
 
     def _on_ask(self, effect: dict[str, Any], index: int) -> None:
-        self.permission = max(self.permission, PERMISSION_RANK["ask"])
+        self.response_permission = _strongest(self.response_permission, "ask")
 
     def _on_allow(self, effect: dict[str, Any], index: int) -> None:
-        self.permission = max(self.permission, PERMISSION_RANK["allow"])
+        self.response_permission = _strongest(self.response_permission, "allow")
 
     def _on_message(self, effect: dict[str, Any], index: int) -> None:
         self.messages.append(effect["text"])
 
     def _on_return(self, effect: dict[str, Any], index: int) -> None:
-        check = self.boundary.return_error
-        if check is None:
+        if not self.boundary.returns:
             raise Rejected(
                 f"effect {index}: return is not allowed at {self.boundary.event}"
             )
-        error = check(effect["value"])
-        if error:
-            raise Rejected(f"effect {index}: return value: {error}")
+        if self.boundary.return_definition is not None:
+            self.validate(
+                self.boundary.return_definition,
+                effect["value"],
+                f"effect {index}: return value",
+            )
         self.returned = (codec.clone(effect["value"]),)
 
     def _on_inject(self, effect: dict[str, Any], index: int) -> None:
@@ -220,6 +248,7 @@ class _Transaction:
             raise Rejected(
                 f"effect {index}: deliverAt {effect['deliverAt']} is not advertised"
             )
+        self.validate(MESSAGES, effect["value"], f"effect {index}: inject value")
         self.injections.append(codec.clone(effect))
 
     def _on_flow(self, effect: dict[str, Any], index: int) -> None:
@@ -254,28 +283,24 @@ class _Transaction:
         editable = self.boundary.editable(self.event)
         if editable:
             raise Rejected(f"{where}: {editable}")
-        error = self.boundary.value_error(value)
-        if error:
-            raise Rejected(f"{where}: value: {error}")
+        definition = self.boundary.definition
+        if not self.original_checked:  # only an edit needs a well-formed original
+            self.validate(definition, self.original, f"{where}: the event's {target}")
+            self.original_checked = True
+        self.validate(definition, value, f"{where}: value")
         value = codec.clone(value)
+        if operation == "replace":
+            if self.boundary.list_target and content.holds_withheld(self.current):
+                raise Rejected(f"{where}: whole-list replace over withheld content")
+            self.current = value
+            return
+        # merge: a list appends in order, an object overwrites top-level keys
         if self.boundary.list_target:
-            if operation == "replace":
-                if content.holds_withheld(self.current):
-                    raise Rejected(f"{where}: whole-list replace over withheld content")
-                staged = value
-            else:
-                staged = list(self.current) + value
-        elif operation == "replace":
-            staged = value
+            staged: Any = [*self.current, *value]
         else:
-            staged = dict(self.current) if isinstance(self.current, dict) else {}
-            staged.update(value)
-        error = self.boundary.value_error(staged)
-        if error:
-            raise Rejected(f"{where}: effective value: {error}")
+            staged = {**self.current, **value}
+        self.validate(definition, staged, f"{where}: effective value")
         self.current = staged
-        if not codec.json_equal(self.current, self.original):
-            self.incoming_candidate_valid = False
 
     def remaining_continuations(self) -> int:
         remaining = get_path(self.capabilities, "flow", "remainingContinuations")
@@ -293,26 +318,46 @@ class _Transaction:
         ):
             raise Rejected("host rule: task input needs a positive integer task")
 
+    def continue_advertised(self) -> bool:
+        operations = get_path(self.capabilities, "flow", "operations")
+        return isinstance(operations, list) and "continue" in operations
+
+    def incoming_continue(self) -> bool:
+        """An earlier interceptor continued, and this request can continue.
+
+        Where it cannot (``continue`` not advertised or not a flow operation of
+        this boundary, or no allowance left) the protocol leaves the incoming
+        ``continue`` undefined; this engine ignores it.
+        """
+        return (
+            self.state.get("flow") == "continue"
+            and self.continue_advertised()
+            and "continue" in self.boundary.flow_operations
+            and self.remaining_continuations() >= 1
+        )
+
     # Phase 2: publish.
     def derive(self) -> dict[str, Any]:
         boundary = self.boundary
+        # Incoming candidate and grant are judged on the final staged value.
+        unchanged = codec.json_equal(self.current, self.original)
+        permission: str | None = None
+        decision = "allow"
         if boundary.permission:
-            rank = self.permission
-            decision = (
-                "allow"
-                if rank <= PERMISSION_RANK["allow"]
-                else ("ask" if rank == PERMISSION_RANK["ask"] else "deny")
-            )
-        else:
-            decision = "allow"
-        flow = "stop" if self.stop else ("continue" if self.continued else None)
-        candidate = self.candidate()
+            incoming = self.incoming_permission
+            if incoming == "allow" and not unchanged:
+                incoming = "none"
+            permission = _strongest(incoming, self.response_permission)
+            decision = "allow" if permission == "none" else permission
+        continued = self.continued or self.incoming_continue()
+        flow = "stop" if self.stop else ("continue" if continued else None)
+        candidate = self.candidate(unchanged)
         proceeds = decision == "allow" and flow != "stop"
-        actual: dict[str, Any] = {
-            "decision": decision,
-            "executed": proceeds and candidate is None and boundary.gated,
-            "messages": self.messages,
-        }
+        actual: dict[str, Any] = {"decision": decision}
+        if permission is not None:
+            actual["permission"] = permission
+        actual["executed"] = proceeds and candidate is None and boundary.gated
+        actual["messages"] = self.messages
         if boundary.target == "input":
             actual["input"] = self.current
         actual["effective"] = {boundary.target: self.current}
@@ -320,8 +365,7 @@ class _Transaction:
             actual["result"] = candidate[0]
         if flow is not None:
             actual["flow"] = flow
-        operations = get_path(self.capabilities, "flow", "operations")
-        if isinstance(operations, list) and "continue" in operations:
+        if self.continue_advertised():
             actual["continuationInstructions"] = self.instructions
             actual["continuationRemaining"] = self.remaining_continuations() - (
                 1 if flow == "continue" else 0
@@ -330,21 +374,22 @@ class _Transaction:
             actual["injections"] = self.injections
         return actual
 
-    def candidate(self) -> tuple[Any] | None:
-        """The bound supplied result: this response's last return, else a
-        still-valid incoming candidate."""
-        if self.boundary.return_error is None:
+    def candidate(self, unchanged: bool) -> tuple[Any] | None:
+        """The bound supplied result: this response's last return, else the
+        incoming candidate while the final value is deep-equal to the original."""
+        if not self.boundary.returns:
             return None
         if self.returned is not None:
             return self.returned
         incoming = self.state.get("candidate")
-        if (
-            isinstance(incoming, dict)
-            and "value" in incoming
-            and self.incoming_candidate_valid
-        ):
+        if isinstance(incoming, dict) and "value" in incoming and unchanged:
             return (codec.clone(incoming["value"]),)
         return None
+
+
+def _strongest(left: str, right: str) -> str:
+    """The stronger permission: deny > ask > allow > none."""
+    return left if PERMISSION_RANK[left] >= PERMISSION_RANK[right] else right
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -1,5 +1,10 @@
 """The canonical JSON Schemas: one registry keyed by ``$id``, validators built once.
 
+A validator is named by a schema file (``intercept-request.schema.json``) or by
+a definition inside one (``content-item.schema.json#/$defs/messages``, any JSON
+pointer into the file); the engine checks every value a response supplies
+against the definition of its slot this way.
+
 JSON Schema ``pattern`` is ECMA-262, Python's ``re`` is not: ``$`` also matches
 before a final newline and ``\\d``/``\\w`` match non-ASCII digits and letters.
 Patterns are therefore rewritten into their Python equivalents when the schema
@@ -144,24 +149,40 @@ class SchemaSet:
         return sorted(self._documents)
 
     def validator(self, name: str) -> Any:
-        """The validator of one schema file, built on first use and kept."""
+        """The validator of a schema file or of ``file#/pointer`` inside one,
+        built on first use and kept."""
         found = self._validators.get(name)
         if found is None:
             from jsonschema.validators import validator_for
 
-            document = self._documents.get(name)
+            file_name, _, pointer = name.partition("#")
+            document = self._documents.get(file_name)
             if document is None:
-                raise SchemaError(f"schema {name} not found in {self.directory}")
+                raise SchemaError(f"schema {file_name} not found in {self.directory}")
             cls = validator_for(document)
-            found = cls(document, registry=self._registry, format_checker=self._checker)
+            schema: dict[str, Any] = document
+            if pointer:  # the class (dialect) is the document's own
+                schema = {"$ref": document["$id"] + "#" + pointer}
+                self._resolve(schema["$ref"], name)
+            found = cls(schema, registry=self._registry, format_checker=self._checker)
             self._validators[name] = found
         return found
+
+    def _resolve(self, uri: str, name: str) -> None:
+        """Fail now, not at validation time, when ``name`` points at nothing."""
+        from referencing.exceptions import Unresolvable
+
+        try:
+            self._registry.resolver().lookup(uri)
+        except Unresolvable as exc:
+            raise SchemaError(f"definition {name} not found: {exc}") from None
 
     def error(self, name: str, instance: Any) -> str | None:
         """None when ``instance`` is valid, else a one-line reason.
 
         Results are remembered per exact JSON text: a reused server sees the same
-        canonical requests from every client, and validation is deterministic.
+        canonical requests from every client, the client sees the same slot
+        values in many rows, and validation is deterministic.
         """
         key = (name, codec.dumps(instance))
         if key in self._memo:

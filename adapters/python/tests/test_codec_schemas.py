@@ -114,3 +114,29 @@ def test_missing_schema_directory_is_an_error(tmp_path: object) -> None:
 
     with pytest.raises(schemas.SchemaError):
         schemas.SchemaSet(Path(str(tmp_path)))
+
+
+def test_every_slot_definition_exists(schema_set: schemas.SchemaSet) -> None:
+    """Each definition the engine validates against is in schemas/draft."""
+    from ahp_py.boundaries import BOUNDARIES, DEFINITIONS
+
+    assert {b.definition for b in BOUNDARIES.values()} <= set(DEFINITIONS)
+    for name in DEFINITIONS:
+        file_name, _, pointer = name.partition("#")
+        assert file_name in schema_set.names() and pointer.startswith("/$defs/")
+        assert schema_set.validator(name) is schema_set.validator(name)  # cached
+
+
+def test_unknown_definition_is_an_error(schema_set: schemas.SchemaSet) -> None:
+    with pytest.raises(schemas.SchemaError):
+        schema_set.validator("content-item.schema.json#/$defs/noSuchThing")
+    with pytest.raises(schemas.SchemaError):
+        schema_set.validator("no-such.schema.json#/$defs/messages")
+
+
+def test_definition_errors_name_the_definition(schema_set: schemas.SchemaSet) -> None:
+    from ahp_py.boundaries import WORKSPACE_CHANGE
+
+    assert schema_set.error(WORKSPACE_CHANGE, {"cwd": "/a"}) is None
+    error = schema_set.error(WORKSPACE_CHANGE, {"cwd": ""})
+    assert error and error.startswith(WORKSPACE_CHANGE) and "cwd" in error

@@ -1,6 +1,8 @@
 """Focused tests of each composition rule, boundary by boundary.
 
-The engine runs on parsed JSON without the canonical schema here.
+The engine runs on parsed JSON without the ``intercept-response`` schema hook
+here; the values a response supplies are still checked against the canonical
+definitions of their slots (the engine always does that).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import pytest
 from builders import (
     BOTH,
     INJECT_CAPS,
+    PAYLOADS,
     elicitation_result_part,
     gap_part,
     inject,
@@ -22,11 +25,13 @@ from builders import (
     withheld_part,
 )
 
-from ahp_py import engine
+from ahp_py import boundaries, engine
 
 REJECTED = {"rejected": True}
 TB_EFFECTS = ["deny", "allow", "ask", "modify", "message", "return"]
 MSG = {"type": "message", "text": "note"}
+EXTRA = [message("m9", "user", text_part("p9", "extra"))]
+SAID = [message("m9", "assistant", text_part("p9", "extra"))]  # outbound content
 
 
 def run(req: dict[str, Any], resp: Any) -> dict[str, Any]:
@@ -214,16 +219,35 @@ def test_incoming_candidate_kept_for_deep_equal_input() -> None:
     assert actual["result"] == {"cached": 1} and actual["executed"] is False
 
 
-def test_changed_input_drops_candidate_even_if_changed_back() -> None:
+def test_modified_then_restored_input_keeps_candidate() -> None:
+    """Judged on the final staged value: a restored input keeps the candidate."""
     req = tool_before(state=candidate_state())
     original = req["params"]["event"]["tool"]["input"]
     resp = response(
         req,
         modify("input", "merge", {"mode": "x"}),
-        modify("input", "replace", original),
+        modify("input", "replace", dict(reversed(list(original.items())))),
     )
     actual = run(req, resp)
+    assert actual["result"] == {"cached": 1} and actual["executed"] is False
+    assert actual["input"] == original
+
+
+def test_changed_input_drops_candidate() -> None:
+    req = tool_before(state=candidate_state())
+    resp = response(req, modify("input", "merge", {"mode": "x"}))
+    actual = run(req, resp)
     assert "result" not in actual and actual["executed"] is True
+
+
+def test_input_equal_only_under_strict_json_typing_keeps_candidate() -> None:
+    """1 equals 1.0, but a boolean is not a number."""
+    tool = {"origin": "native", "name": "w", "input": {"n": 1, "b": True}}
+    req = tool_before(tool=tool, state=candidate_state())
+    same = run(req, response(req, modify("input", "merge", {"n": 1.0})))
+    assert same["result"] == {"cached": 1}
+    changed = run(req, response(req, modify("input", "merge", {"b": 1})))
+    assert "result" not in changed and changed["executed"] is True
 
 
 def test_return_binds_after_modifications_and_last_return_wins() -> None:
@@ -258,6 +282,161 @@ def test_candidate_unused_under_ask_or_stop() -> None:
         and actual["flow"] == "stop"
         and actual["executed"] is False
     )
+
+
+REPLY = [message("r1", "assistant", text_part("r1p", "cached reply"))]
+
+
+def model_request(**kwargs: Any) -> dict[str, Any]:
+    return request(
+        "model.request.before",
+        ["deny", "modify", "return", "message"],
+        modify={"request": dict(BOTH)},
+        **kwargs,
+    )
+
+
+def test_list_modified_then_restored_keeps_candidate() -> None:
+    """Merge a message, then replace with the original list (nothing withheld)."""
+    req = model_request(state={"permission": "none", "candidate": {"value": REPLY}})
+    original = req["params"]["event"]["items"]
+    resp = response(
+        req, modify("request", "merge", EXTRA), modify("request", "replace", original)
+    )
+    actual = run(req, resp)
+    assert actual["result"] == REPLY and actual["executed"] is False
+    assert actual["effective"] == {"request": original}
+
+
+def test_changed_list_drops_candidate() -> None:
+    req = model_request(state={"permission": "none", "candidate": {"value": REPLY}})
+    actual = run(req, response(req, modify("request", "merge", EXTRA)))
+    assert "result" not in actual and actual["executed"] is True
+
+
+@pytest.mark.parametrize("event_type", ["tool.after", "workspace.change.before"])
+def test_incoming_candidate_ignored_where_return_is_not_allowed(
+    event_type: str,
+) -> None:
+    req = request(
+        event_type, ["message"], state={"permission": "none", "candidate": {"value": 1}}
+    )
+    assert "result" not in run(req, response(req, MSG))
+
+
+# Incoming grant and the permission key -----------------------------------------
+
+
+def test_restored_input_keeps_incoming_allow() -> None:
+    req = tool_before(state={"permission": "allow", "candidate": None})
+    original = req["params"]["event"]["tool"]["input"]
+    resp = response(
+        req,
+        modify("input", "merge", {"mode": "x"}),
+        modify("input", "replace", original),
+    )
+    actual = run(req, resp)
+    assert actual["permission"] == "allow" and actual["decision"] == "allow"
+
+
+def test_unmodified_input_keeps_incoming_allow() -> None:
+    req = tool_before(state={"permission": "allow", "candidate": None})
+    actual = run(req, response(req, MSG))
+    assert actual["permission"] == "allow" and actual["decision"] == "allow"
+
+
+def test_changed_input_drops_incoming_allow() -> None:
+    req = tool_before(state={"permission": "allow", "candidate": None})
+    actual = run(req, response(req, modify("input", "merge", {"mode": "x"})))
+    assert actual["permission"] == "none"
+    assert actual["decision"] == "allow" and actual["executed"] is True
+
+
+def test_own_allow_counts_over_a_dropped_incoming_allow() -> None:
+    req = tool_before(state={"permission": "allow", "candidate": None})
+    resp = response(req, modify("input", "merge", {"mode": "x"}), {"type": "allow"})
+    assert run(req, resp)["permission"] == "allow"
+
+
+@pytest.mark.parametrize("incoming", ["ask", "deny"])
+def test_changed_input_never_invalidates_ask_or_deny(incoming: str) -> None:
+    req = tool_before(state={"permission": incoming, "candidate": None})
+    actual = run(req, response(req, modify("input", "merge", {"mode": "x"})))
+    assert actual["permission"] == incoming and actual["decision"] == incoming
+    assert actual["executed"] is False
+
+
+def test_changed_list_drops_incoming_allow_and_candidate() -> None:
+    req = model_request(state={"permission": "allow", "candidate": {"value": REPLY}})
+    actual = run(req, response(req, modify("request", "merge", EXTRA)))
+    assert actual["permission"] == "none" and actual["decision"] == "allow"
+    assert "result" not in actual and actual["executed"] is True
+
+
+@pytest.mark.parametrize(
+    ("event_type", "target", "value"),
+    [
+        ("user.message.outbound", "content", SAID),
+        ("workspace.change.before", "workspace", {"cwd": "/elsewhere"}),
+        ("context.compact.before", "instructions", [text_part("i2", "more")]),
+    ],
+)
+def test_changed_value_drops_incoming_allow_at_every_gated_boundary(
+    event_type: str, target: str, value: Any
+) -> None:
+    state = {"permission": "allow", "candidate": None}
+    req = request(
+        event_type, ["deny", "modify"], modify={target: dict(BOTH)}, state=state
+    )
+    assert run(req, response(req))["permission"] == "allow"
+    actual = run(req, response(req, modify(target, "merge", value)))
+    assert actual["permission"] == "none" and actual["decision"] == "allow"
+    assert actual["executed"] is True
+
+
+@pytest.mark.parametrize(
+    ("incoming", "effects", "permission"),
+    [
+        (None, [], "none"),
+        ("none", [], "none"),
+        ("none", [{"type": "allow"}], "allow"),
+        ("allow", [], "allow"),
+        ("none", [{"type": "ask"}, {"type": "allow"}], "ask"),
+        ("allow", [{"type": "deny", "reason": "r"}], "deny"),
+        ("deny", [{"type": "allow"}], "deny"),
+    ],
+)
+def test_permission_key_is_the_strongest_before_none_resolves(
+    incoming: str | None, effects: list[Any], permission: str
+) -> None:
+    state = None if incoming is None else {"permission": incoming, "candidate": None}
+    req = tool_before(state=state)
+    actual = run(req, response(req, *effects))
+    assert actual["permission"] == permission
+    assert actual["decision"] == ("allow" if permission == "none" else permission)
+
+
+@pytest.mark.parametrize("event_type", sorted(PAYLOADS))
+def test_permission_key_exactly_at_gated_boundaries(event_type: str) -> None:
+    state = {"permission": "ask", "candidate": None}
+    req = request(event_type, ["message"], state=state)
+    actual = run(req, response(req, MSG))
+    gated = boundaries.BOUNDARIES[event_type].permission
+    assert gated is (
+        event_type
+        in {
+            "tool.before",
+            "model.request.before",
+            "context.compact.before",
+            "user.message.outbound",
+            "workspace.change.before",
+        }
+    )
+    if gated:
+        assert actual["permission"] == "ask" and actual["decision"] == "ask"
+    else:
+        assert "permission" not in actual and actual["decision"] == "allow"
+    assert run(req, response(req, MSG, {"type": "bogus"})) == REJECTED
 
 
 # Flow -------------------------------------------------------------------------
@@ -338,6 +517,61 @@ def test_incoming_stop_is_a_stop() -> None:
     assert actual["flow"] == "stop" and actual["executed"] is False
 
 
+def finish_with(flow: str, remaining: int = 2, **kwargs: Any) -> dict[str, Any]:
+    """turn.finish.before whose state carries ``flow`` from an earlier interceptor."""
+    req = finish(remaining, **kwargs)
+    req["params"]["state"] = {"permission": "none", "candidate": None, "flow": flow}
+    return req
+
+
+def test_incoming_continue_is_a_continue_outcome() -> None:
+    req = finish_with("continue", remaining=2)
+    actual = run(req, response(req))
+    assert actual["flow"] == "continue" and actual["continuationRemaining"] == 1
+    assert actual["continuationInstructions"] == []
+
+
+def test_incoming_continue_and_effect_share_one_allowance() -> None:
+    req = finish_with("continue", remaining=1)
+    actual = run(req, response(req, proceed("again")))
+    assert actual["flow"] == "continue" and actual["continuationRemaining"] == 0
+    assert actual["continuationInstructions"] == ["again"]
+
+
+def test_incoming_continue_loses_to_a_stop() -> None:
+    req = finish_with("continue", remaining=2)
+    actual = run(req, response(req, STOP))
+    assert actual["flow"] == "stop" and actual["continuationRemaining"] == 2
+
+
+def test_incoming_continue_ignored_without_continue_advertised() -> None:
+    req = finish_with("continue", remaining=2, operations=["stop"])
+    actual = run(req, response(req, MSG))
+    assert "flow" not in actual and "continuationRemaining" not in actual
+    assert "continuationInstructions" not in actual
+
+
+def test_incoming_continue_ignored_without_allowance_left() -> None:
+    """Undefined by the protocol; this engine ignores it (never a negative count)."""
+    req = finish_with("continue", remaining=0)
+    actual = run(req, response(req, MSG))
+    assert "flow" not in actual and actual["continuationRemaining"] == 0
+    assert run(req, response(req, proceed())) == REJECTED
+
+
+def test_incoming_none_flow_is_no_flow() -> None:
+    req = finish_with("none", remaining=2)
+    actual = run(req, response(req, MSG))
+    assert "flow" not in actual and actual["continuationRemaining"] == 2
+
+
+def test_incoming_state_instructions_are_not_read() -> None:
+    req = finish_with("continue", remaining=2)
+    req["params"]["state"]["instructions"] = ["from earlier"]
+    actual = run(req, response(req, proceed("mine")))
+    assert actual["continuationInstructions"] == ["mine"]
+
+
 # Injection --------------------------------------------------------------------
 
 
@@ -396,20 +630,18 @@ def test_host_rule_only_for_task_tool() -> None:
 
 # Message-list boundaries ------------------------------------------------------
 
-EXTRA = [message("m9", "user", text_part("p9", "extra"))]
-
 
 @pytest.mark.parametrize(
-    ("event_type", "target", "gated", "effects"),
+    ("event_type", "target", "gated", "effects", "extra"),
     [
-        ("tool.after", "output", False, ["modify", "message"]),
-        ("turn.finish.before", "response", False, ["modify", "message"]),
-        ("model.request.before", "request", True, ["deny", "modify", "message"]),
-        ("user.message.outbound", "content", True, ["deny", "modify", "message"]),
+        ("tool.after", "output", False, ["modify", "message"], EXTRA),
+        ("turn.finish.before", "response", False, ["modify", "message"], EXTRA),
+        ("model.request.before", "request", True, ["deny", "modify", "message"], EXTRA),
+        ("user.message.outbound", "content", True, ["deny", "modify", "message"], SAID),
     ],
 )
 def test_message_list_targets(
-    event_type: str, target: str, gated: bool, effects: list[str]
+    event_type: str, target: str, gated: bool, effects: list[str], extra: list[Any]
 ) -> None:
     req = request(event_type, effects, modify={target: dict(BOTH)})
     original = req["params"]["event"]
@@ -420,13 +652,13 @@ def test_message_list_targets(
     )
     actual = run(
         req,
-        response(req, modify(target, "merge", EXTRA), modify(target, "merge", EXTRA)),
+        response(req, modify(target, "merge", extra), modify(target, "merge", extra)),
     )
-    assert actual["effective"] == {target: items + EXTRA + EXTRA}
+    assert actual["effective"] == {target: items + extra + extra}
     assert actual["decision"] == "allow" and actual["executed"] is gated
     assert "input" not in actual
-    assert run(req, response(req, modify(target, "replace", EXTRA)))["effective"] == {
-        target: EXTRA
+    assert run(req, response(req, modify(target, "replace", extra)))["effective"] == {
+        target: extra
     }
     for bad in ({"id": "m"}, [text_part("p", "bare")], "text", [message("m", "robot")]):
         assert run(req, response(req, MSG, modify(target, "merge", bad))) == REJECTED
@@ -637,6 +869,161 @@ def test_workspace_change() -> None:
         None,
     ):
         assert run(req, response(req, modify("workspace", "replace", bad))) == REJECTED
+
+
+# Canonical slot definitions ---------------------------------------------------
+
+
+def test_return_part_with_empty_category_rejects() -> None:
+    req = model_request()
+    bad = [message("r1", "assistant", text_part("r1p", "reply", category=""))]
+    assert run(req, response(req, MSG, {"type": "return", "value": bad})) == REJECTED
+    good = [message("r1", "assistant", text_part("r1p", "reply", category="answer"))]
+    assert run(req, response(req, {"type": "return", "value": good}))["result"] == good
+
+
+def test_compaction_return_part_with_empty_category_rejects() -> None:
+    req = request(
+        "context.compact.before",
+        ["deny", "modify", "return", "message"],
+        modify={"instructions": dict(BOTH)},
+    )
+    bad = [text_part("s1", "summary", category="")]
+    assert run(req, response(req, MSG, {"type": "return", "value": bad})) == REJECTED
+
+
+def attachment(media_type: str) -> dict[str, Any]:
+    return {
+        "id": "a1",
+        "kind": "attachment",
+        "mediaType": media_type,
+        "selection": "body",
+        "body": {"ref": "r1"},
+    }
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        text_part("p9", "extra", category=""),
+        attachment("png"),
+        attachment("image/png; q=1"),
+        attachment("application/vnd.x+json"),
+        {**gap_part("p9"), "gap": {"reason": ""}},
+        {**gap_part("p9"), "gap": {"reason": "gone", "path": ""}},
+        {**withheld_part("p9", "metadata"), "sha256": "A" * 64},
+        {**withheld_part("p9", "metadata"), "size": -1},
+        text_part("", "no id"),
+    ],
+)
+def test_message_parts_follow_the_canonical_schema(part: dict[str, Any]) -> None:
+    req = request("tool.after", ["modify", "message"], modify={"output": dict(BOTH)})
+    value = [message("m9", "tool", part)]
+    assert run(req, response(req, MSG, modify("output", "merge", value))) == REJECTED
+
+
+def test_canonical_attachment_and_metadata_parts_are_accepted() -> None:
+    req = request("tool.after", ["modify"], modify={"output": dict(BOTH)})
+    parts = [
+        attachment("image/png"),
+        {**withheld_part("p8", "metadata"), "sha256": "a" * 64, "size": 0},
+    ]
+    value = [message("m9", "tool", *parts)]
+    actual = run(req, response(req, modify("output", "merge", value)))
+    assert actual["effective"]["output"][-1] == value[0]
+
+
+@pytest.mark.parametrize("operation", ["merge", "replace"])
+def test_outbound_content_must_be_assistant_messages(operation: str) -> None:
+    req = request(
+        "user.message.outbound",
+        ["deny", "modify", "message"],
+        modify={"content": dict(BOTH)},
+    )
+    resp = response(req, MSG, modify("content", operation, EXTRA))
+    assert run(req, resp) == REJECTED
+    assert run(req, response(req, modify("content", operation, SAID)))["effective"]
+
+
+@pytest.mark.parametrize(
+    "value", [{"cwd": ""}, {"workspaceRoots": [""]}, {"cwd": "/a", "prior": {}}]
+)
+@pytest.mark.parametrize("operation", ["merge", "replace"])
+def test_workspace_change_follows_the_canonical_schema(
+    operation: str, value: dict[str, Any]
+) -> None:
+    req = request(
+        "workspace.change.before",
+        ["deny", "modify", "message"],
+        modify={"workspace": dict(BOTH)},
+    )
+    assert run(req, response(req, MSG, modify("workspace", operation, value))) == (
+        REJECTED
+    )
+
+
+def test_inject_value_follows_the_canonical_schema() -> None:
+    req = tool_before(effects=[*TB_EFFECTS, "inject"], inject=INJECT_CAPS)
+    bad = dict(inject(), value=[message("c", "user", text_part("t", "x", category=""))])
+    assert run(req, response(req, MSG, bad)) == REJECTED
+
+
+def test_edits_need_a_canonical_carried_answer() -> None:
+    req = elicitation()
+    part = elicitation_result_part({"action": "accept", "content": {"a": {"b": 1}}})
+    req["params"]["event"]["elicitation"]["result"] = part
+    resp = response(req, MSG, modify("content", "replace", {"name": "x"}))
+    assert run(req, resp) == REJECTED
+    assert run(req, response(req, MSG))["messages"] == ["note"]
+
+
+def test_every_supplied_value_is_checked_against_its_definition() -> None:
+    """modify values, staged values after a merge, returns and inject values."""
+    from ahp_py import schemas
+
+    seen: list[tuple[str, Any]] = []
+    canonical = schemas.load()
+
+    def check(definition: str, value: Any) -> str | None:
+        seen.append((definition, value))
+        return canonical.error(definition, value)
+
+    req = request(
+        "model.request.before",
+        ["modify", "return", "inject"],
+        modify={"request": dict(BOTH)},
+        inject=INJECT_CAPS,
+    )
+    original = req["params"]["event"]["items"]
+    injected = inject()
+    resp = response(
+        req,
+        modify("request", "merge", EXTRA),
+        modify("request", "replace", EXTRA),
+        {"type": "return", "value": REPLY},
+        injected,
+    )
+    assert "rejected" not in engine.apply(req, resp, definition_error=check).actual
+    m = boundaries.MESSAGES
+    assert seen == [
+        (m, original),  # the event's own value, before the first edit
+        (m, EXTRA),  # the merge value
+        (m, original + EXTRA),  # the staged value after the merge
+        (m, EXTRA),  # the replace value (it is the staged value)
+        (m, REPLY),  # the return value
+        (m, injected["value"]),  # the inject value
+    ]
+
+
+def test_a_failing_definition_check_rejects_the_whole_response() -> None:
+    req = tool_before()
+    outcome = engine.apply(
+        req,
+        response(req, MSG, modify("input", "merge", {"p": 1})),
+        definition_error=lambda definition, value: f"not {definition}",
+    )
+    assert outcome.actual == REJECTED
+    assert outcome.reason and "common.schema.json#/$defs/tool" in outcome.reason
 
 
 # Unsupported ------------------------------------------------------------------

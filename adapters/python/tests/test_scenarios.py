@@ -42,7 +42,8 @@ def test_upstream_scenario(
 
 @pytest.mark.parametrize("scenario", UPSTREAM, ids=_ids(UPSTREAM))
 def test_upstream_scenario_without_schema(scenario: dict[str, Any]) -> None:
-    """The engine's own checks reach the same verdicts with no schema at all."""
+    """The engine's own checks (its slot definitions included) reach the same
+    verdicts without the ``intercept-response`` schema hook."""
     outcome = engine.apply(scenario["request"], scenario["response"])
     assert mismatch(scenario, outcome.actual) is None, outcome.reason
 

@@ -1,16 +1,23 @@
 // The nine boundaries of the core set: which event field each modify target
 // edits, the shape its value takes, whether an operation is gated, and what a
-// `return` may supply (docs/scenarios.md, "Boundaries in the core set").
+// `return` may supply (docs/scenarios.md, "Boundaries in the core set"). Each
+// shape other than `object` and `any` names the canonical schema definition
+// the slot's values are validated against (content.ts, schemas.ts).
 
+import type { SchemaShape } from "./content.js";
 import { isObject, type Json, type JsonObject } from "./json.js";
 
-export type ValueShape =
-  | "object"
-  | "messageList"
-  | "textPartList"
-  | "workspaceChange"
-  | "elicitationAnswer";
-export type ReturnShape = "any" | "messageList" | "textPartList";
+/** A modify slot's shape: a schema definition, or `object` (tool input). */
+export type ValueShape = "object" | SchemaShape;
+/** What a `return` may supply: a schema definition, or any JSON value. */
+export type ReturnShape = "any" | SchemaShape;
+
+/** The shapes whose values are lists: `merge` appends, `replace` checks withheld content. */
+export const LIST_SHAPES: ReadonlySet<ValueShape> = new Set<ValueShape>([
+  "messageList",
+  "assistantMessageList",
+  "textPartList",
+]);
 
 /** The target's value in the event, and whether a modification may edit it. */
 export interface TargetValue {
@@ -144,7 +151,7 @@ const BOUNDARIES: readonly Boundary[] = [
   {
     event: "user.message.outbound",
     target: "content",
-    shape: "messageList",
+    shape: "assistantMessageList",
     gated: true,
     permission: true,
     returnShape: null,
@@ -153,7 +160,7 @@ const BOUNDARIES: readonly Boundary[] = [
   {
     event: "user.elicitation.result",
     target: "content",
-    shape: "elicitationAnswer",
+    shape: "answerContent",
     gated: false,
     permission: false,
     returnShape: null,

@@ -1,16 +1,29 @@
-// Content-model checks the engine needs beyond the canonical schema: value
-// shapes per boundary and withheld-content detection. Schema checks of
-// messages and parts are injected (see schemas.ts), so this module has no I/O.
+// Content-model checks the engine needs beyond the canonical schema of the
+// response: the canonical definition of each modify slot, and withheld-content
+// detection. The schema checks themselves are injected (see schemas.ts), so
+// this module has no I/O and no hand-written copy of a schema.
 
-import { isObject, type Json, type JsonObject } from "./json.js";
+import { isObject, type Json } from "./json.js";
 
-/** Validators for the content model, backed by the canonical schemas. */
+/**
+ * One validator per canonical definition a slot value is checked against
+ * (docs/scenarios.md, "Composition rules", phase 1 item 4).
+ */
 export interface ContentValidators {
-  /** A canonical message list: an array of `message` objects. */
+  /** `content-item.schema.json#/$defs/messages`: a canonical message list. */
   messageList(value: unknown): boolean;
-  /** A text-part list: an array of canonical parts whose `kind` is `text`. */
+  /** `interaction-event.schema.json#/$defs/assistantMessages`: a message list of role `assistant` only. */
+  assistantMessageList(value: unknown): boolean;
+  /** `content-item.schema.json#/$defs/textParts`: a list of canonical text parts. */
   textPartList(value: unknown): boolean;
+  /** `common.schema.json#/$defs/workspaceChange`: `cwd` and/or `workspaceRoots`, nothing else. */
+  workspaceChange(value: unknown): boolean;
+  /** `mcp-elicitation.schema.json#/$defs/answerContent`: a flat form answer. */
+  answerContent(value: unknown): boolean;
 }
+
+/** The schema-backed shapes, by the name of their validator. */
+export type SchemaShape = keyof ContentValidators;
 
 /** A part that does not carry its whole body: `omit`/`metadata` selection, or a gap. */
 function isWithheldPart(part: unknown): boolean {
@@ -32,36 +45,4 @@ export function holdsWithheldContent(list: Json): boolean {
     }
     return isWithheldPart(item);
   });
-}
-
-/** An elicitation answer: a flat object of strings, numbers, booleans or string arrays. */
-export function isFlatAnswer(value: unknown): value is JsonObject {
-  if (!isObject(value)) return false;
-  return Object.values(value).every(
-    (entry) =>
-      typeof entry === "string" ||
-      typeof entry === "number" ||
-      typeof entry === "boolean" ||
-      (Array.isArray(entry) && entry.every((item) => typeof item === "string")),
-  );
-}
-
-const WORKSPACE_KEYS = new Set(["cwd", "workspaceRoots"]);
-
-/** A workspace change: at least one of `cwd`, `workspaceRoots`, and nothing else. */
-export function isWorkspaceChange(value: unknown): value is JsonObject {
-  if (!isObject(value)) return false;
-  const keys = Object.keys(value);
-  if (keys.length === 0 || keys.some((key) => !WORKSPACE_KEYS.has(key)))
-    return false;
-  const cwd = value["cwd"];
-  const roots = value["workspaceRoots"];
-  if (cwd !== undefined && typeof cwd !== "string") return false;
-  if (
-    roots !== undefined &&
-    !(Array.isArray(roots) && roots.every((root) => typeof root === "string"))
-  ) {
-    return false;
-  }
-  return true;
 }

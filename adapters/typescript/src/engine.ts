@@ -3,13 +3,14 @@
 // rejects the whole response on any failure; phase 2 publishes the staged
 // outcome. Nothing is published from a rejected response.
 
-import { boundaryFor, type Boundary, type ReturnShape } from "./boundaries.js";
 import {
-  holdsWithheldContent,
-  isFlatAnswer,
-  isWorkspaceChange,
-  type ContentValidators,
-} from "./content.js";
+  boundaryFor,
+  LIST_SHAPES,
+  type Boundary,
+  type ReturnShape,
+  type ValueShape,
+} from "./boundaries.js";
+import { holdsWithheldContent, type ContentValidators } from "./content.js";
 import { EffectError, readEffect, type Effect } from "./effects.js";
 import { hostRuleViolation } from "./hostRules.js";
 import {
@@ -92,18 +93,25 @@ function checkAdvertised(effect: Effect, capabilities: JsonObject): void {
   }
 }
 
-function checkReturnShape(
-  shape: ReturnShape,
+/**
+ * Rule 4: whether `value` fits a slot's shape, judged by the canonical schema
+ * definition the shape names (`object` and `any` for tool.before).
+ */
+function fits(
+  shape: ValueShape | ReturnShape,
   value: Json,
   content: ContentValidators,
-): void {
-  if (shape === "messageList" && !content.messageList(value))
-    reject("return value is not a message list");
-  if (shape === "textPartList" && !content.textPartList(value))
-    reject("return value is not a text-part list");
+): boolean {
+  if (shape === "any") return true;
+  if (shape === "object") return isObject(value);
+  return content[shape](value);
 }
 
-/** Rule 4 plus application: the next effective value after one modification. */
+/**
+ * Rule 4 plus application: the next effective value after one modification.
+ * The supplied value and the staged result are both checked against the
+ * slot's canonical definition.
+ */
 function applyModify(
   boundary: Boundary,
   current: Json,
@@ -111,46 +119,32 @@ function applyModify(
   content: ContentValidators,
 ): Json {
   const { operation, value } = effect;
-  switch (boundary.shape) {
-    case "messageList":
-    case "textPartList": {
-      const validList =
-        boundary.shape === "messageList"
-          ? content.messageList
-          : content.textPartList;
-      if (!validList(value) || !Array.isArray(value))
-        reject(`modify value is not a ${boundary.shape}`);
-      if (operation === "replace") {
-        if (holdsWithheldContent(current))
-          reject("whole-list replace over withheld content");
-        return cloneJson(value);
-      }
+  const { shape } = boundary;
+  if (!fits(shape, value, content))
+    reject(`modify value fails the ${shape} definition`);
+  let next: Json;
+  if (LIST_SHAPES.has(shape)) {
+    if (!Array.isArray(value)) reject("modify value is not a list");
+    if (operation === "replace") {
+      if (holdsWithheldContent(current))
+        reject("whole-list replace over withheld content");
+      next = cloneJson(value);
+    } else {
       if (!Array.isArray(current)) reject("merge target is not a list");
-      return [...current, ...cloneJson(value)];
+      next = [...current, ...cloneJson(value)];
     }
-    case "object":
-      return mergeObject(current, value, operation, isObject);
-    case "workspaceChange":
-      return mergeObject(current, value, operation, isWorkspaceChange);
-    case "elicitationAnswer":
-      return mergeObject(current, value, operation, isFlatAnswer);
+  } else {
+    if (!isObject(value)) reject("modify value is not an object");
+    if (operation === "replace") {
+      next = cloneJson(value);
+    } else {
+      if (!isObject(current)) reject("merge target is not an object");
+      next = { ...current, ...cloneJson(value) };
+    }
   }
-}
-
-function mergeObject(
-  current: Json,
-  value: Json,
-  operation: string,
-  valid: (v: unknown) => boolean,
-): Json {
-  if (!valid(value) || !isObject(value))
-    reject("modify value has the wrong shape for this boundary");
-  if (operation === "replace") return cloneJson(value);
-  if (!isObject(current)) reject("merge target is not an object");
-  const merged: JsonObject = { ...current, ...cloneJson(value) };
-  if (!valid(merged))
-    reject("merged value has the wrong shape for this boundary");
-  return merged;
+  if (!fits(shape, next, content))
+    reject(`staged ${boundary.target} fails the ${shape} definition`);
+  return next;
 }
 
 interface Staged {
@@ -211,7 +205,8 @@ function stage(
       case "return":
         if (boundary.returnShape === null)
           reject(`return is not allowed at ${boundary.event}`);
-        checkReturnShape(boundary.returnShape, effect.value, deps.content);
+        if (!fits(boundary.returnShape, effect.value, deps.content))
+          reject(`return value fails the ${boundary.returnShape} definition`);
         staged.returned = { value: cloneJson(effect.value) };
         break;
       case "flow":
@@ -246,27 +241,39 @@ function publish(
   state: JsonObject,
   staged: Staged,
 ): JsonObject {
+  // The incoming candidate and the incoming grant are judged on the final
+  // staged value: a change restored exactly within the response keeps both.
+  const unchanged = jsonEqual(staged.effective, boundary.original(event).value);
+
+  // Permission: the strongest of the (possibly invalidated) incoming grant and
+  // this response's effects, reported before the host resolves `none`.
+  let permission: string | null = null;
   let decision = "allow";
   if (boundary.permission) {
-    const incoming =
-      typeof state["permission"] === "string" ? state["permission"] : "none";
-    const strongest = [incoming, ...staged.permissions].reduce((best, next) =>
+    const stated = state["permission"];
+    let incoming =
+      typeof stated === "string" && hasKey(PERMISSION_RANK, stated)
+        ? stated
+        : "none";
+    if (incoming === "allow" && !unchanged) incoming = "none";
+    permission = [incoming, ...staged.permissions].reduce((best, next) =>
       (PERMISSION_RANK[next] ?? 0) > (PERMISSION_RANK[best] ?? 0) ? next : best,
     );
-    decision = strongest === "none" ? "allow" : strongest;
+    decision = permission === "none" ? "allow" : permission;
   }
 
+  // Flow: stop wins. An incoming continue counts only where this request can
+  // continue; it shares the response's one allowance.
+  const flowCaps = objectAt(capabilities["flow"]);
+  const canContinue = stringsAt(flowCaps["operations"]).includes("continue");
   const stop = staged.stop || state["flow"] === "stop";
-  const proceed = staged.continues > 0 || state["flow"] === "continue";
+  const proceed =
+    staged.continues > 0 || (canContinue && state["flow"] === "continue");
   const flow = stop ? "stop" : proceed ? "continue" : null;
 
   let candidate: { value: Json } | null = null;
   if (boundary.returnShape !== null) {
     const incoming = state["candidate"];
-    const unchanged = jsonEqual(
-      staged.effective,
-      boundary.original(event).value,
-    );
     if (isObject(incoming) && hasKey(incoming, "value") && unchanged)
       candidate = { value: incoming["value"] ?? null };
     if (staged.returned !== null) candidate = staged.returned;
@@ -276,6 +283,7 @@ function publish(
 
   const actual: JsonObject = {
     decision,
+    ...(permission === null ? {} : { permission }),
     executed:
       !supplied && boundary.gated && decision === "allow" && flow !== "stop",
     messages: staged.messages,
@@ -286,13 +294,13 @@ function publish(
     actual["result"] = cloneJson(candidate.value);
   if (flow !== null) actual["flow"] = flow;
   if (staged.injections.length > 0) actual["injections"] = staged.injections;
-  const flowCaps = objectAt(capabilities["flow"]);
-  if (stringsAt(flowCaps["operations"]).includes("continue")) {
+  if (canContinue) {
     const remaining = flowCaps["remainingContinuations"];
     const available = typeof remaining === "number" ? remaining : 0;
+    // This response's accepted continue instructions only (never `state.instructions`).
     actual["continuationInstructions"] = staged.instructions;
     actual["continuationRemaining"] =
-      flow === "continue" ? Math.max(0, available - 1) : available;
+      flow === "continue" ? available - 1 : available;
   }
   return actual;
 }

@@ -24,7 +24,7 @@ import { isObject } from "./json.js";
 
 export const SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/";
 /** Bump when the set of generated validators or their options change. */
-const GENERATOR_VERSION = "1";
+const GENERATOR_VERSION = "2";
 
 const ADAPTER_DIR = fileURLToPath(new URL("../", import.meta.url));
 const CACHE_DIR = join(ADAPTER_DIR, "dist", "schema-cache");
@@ -57,7 +57,14 @@ interface Validate {
 }
 
 type ValidatorName =
-  "request" | "response" | "capabilitiesResponse" | "messages" | "textParts";
+  | "request"
+  | "response"
+  | "capabilitiesResponse"
+  | "messages"
+  | "assistantMessages"
+  | "textParts"
+  | "workspaceChange"
+  | "answerContent";
 type Validators = Record<ValidatorName, Validate>;
 
 /** Each generated validator: the schema `$id` (or a reference into one) it checks. */
@@ -66,7 +73,10 @@ const TARGETS: Record<ValidatorName, string> = {
   response: `${SCHEMA_BASE}intercept-response.schema.json`,
   capabilitiesResponse: `${SCHEMA_BASE}capabilities-response.schema.json`,
   messages: `${SCHEMA_BASE}content-item.schema.json#/$defs/messages`,
+  assistantMessages: `${SCHEMA_BASE}interaction-event.schema.json#/$defs/assistantMessages`,
   textParts: `${SCHEMA_BASE}content-item.schema.json#/$defs/textParts`,
+  workspaceChange: `${SCHEMA_BASE}common.schema.json#/$defs/workspaceChange`,
+  answerContent: `${SCHEMA_BASE}mcp-elicitation.schema.json#/$defs/answerContent`,
 };
 
 interface SchemaFile {
@@ -151,11 +161,20 @@ function loadValidators(directory: string): Validators {
   if (files.length === 0)
     throw new Error(`no *.schema.json files in ${directory}`);
   const cacheFile = join(CACHE_DIR, `${contentKey(files)}.cjs`);
+  let cached: unknown;
   try {
-    return require(cacheFile) as Validators;
+    cached = require(cacheFile);
   } catch {
     return compile(files, cacheFile);
   }
+  // A cache written by another generator must not lack a validator.
+  const exported = (cached ?? {}) as Record<string, unknown>;
+  const complete = Object.keys(TARGETS).every(
+    (name) => typeof exported[name] === "function",
+  );
+  return complete
+    ? (cached as unknown as Validators)
+    : compile(files, cacheFile);
 }
 
 function check(validate: Validate): Check {
@@ -187,7 +206,10 @@ export function loadSchemas(directory: string = defaultSchemaDir()): SchemaSet {
     capabilitiesResponse: check(validators.capabilitiesResponse),
     content: {
       messageList: (value) => validators.messages(value),
+      assistantMessageList: (value) => validators.assistantMessages(value),
       textPartList: (value) => validators.textParts(value),
+      workspaceChange: (value) => validators.workspaceChange(value),
+      answerContent: (value) => validators.answerContent(value),
     },
   };
 }

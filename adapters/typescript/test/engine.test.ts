@@ -603,3 +603,406 @@ describe("inject", () => {
     rejected(run(b.toolBefore({}), caps, [inject("next_turn"), inject("now")]));
   });
 });
+
+// ---------------------------------------------------------------------------
+// The rules settled in docs/scenarios.md: the final staged value judges both
+// the incoming candidate and the incoming grant; the `permission` key; slot
+// values checked against the canonical definitions; the incoming continue.
+
+describe("final staged value: incoming candidate and incoming allow", () => {
+  const input = { q: "x", n: 1 };
+  const tool = (effects: Json, state: JsonObject) =>
+    run(b.toolBefore(input), toolCaps, effects, state);
+  const restore = [
+    b.modify("input", "merge", { q: "changed" }),
+    b.modify("input", "replace", { n: 1, q: "x" }),
+  ];
+  const change = [b.modify("input", "merge", { q: "changed" })];
+  const granted = { permission: "allow", candidate: null };
+
+  test("tool.before: modify-then-restore keeps the incoming candidate", () => {
+    const state = { permission: "none", candidate: { value: { cached: 1 } } };
+    const actual = applied(tool(restore, state));
+    assert.deepEqual(actual["result"], { cached: 1 });
+    assert.equal(actual["executed"], false);
+  });
+  test("model.request.before: modify-then-restore keeps the incoming candidate", () => {
+    const items = [b.say("u1", "user", "hi")];
+    const caps = b.capabilities(["modify", "return"], {
+      modify: b.modifyCaps("request"),
+    });
+    const cached = [b.say("a1", "assistant", "cached")];
+    const actual = applied(
+      run(
+        b.modelRequest(items),
+        caps,
+        [
+          b.modify("request", "merge", [b.say("u2", "user", "more")]),
+          b.modify("request", "replace", items),
+        ],
+        { permission: "none", candidate: { value: cached } },
+      ),
+    );
+    assert.deepEqual(actual["result"], cached);
+    assert.equal(actual["executed"], false);
+    assert.equal(actual["permission"], "none");
+  });
+  test("a restored input keeps the incoming allow", () => {
+    const actual = applied(tool(restore, granted));
+    assert.equal(actual["permission"], "allow");
+    assert.equal(actual["decision"], "allow");
+    assert.equal(actual["executed"], true);
+  });
+  test("a reordered but deep-equal input keeps the incoming allow", () => {
+    const actual = applied(
+      tool([b.modify("input", "replace", { n: 1, q: "x" })], granted),
+    );
+    assert.equal(actual["permission"], "allow");
+  });
+  test("a changed input drops the incoming allow to none; decision stays allow", () => {
+    const actual = applied(tool(change, granted));
+    assert.equal(actual["permission"], "none");
+    assert.equal(actual["decision"], "allow");
+    assert.equal(actual["executed"], true);
+  });
+  test("a boolean is not a number: true in place of 1 is a change", () => {
+    const actual = applied(
+      tool([b.modify("input", "merge", { n: true })], granted),
+    );
+    assert.equal(actual["permission"], "none");
+  });
+  test("the response's own allow still counts after a change", () => {
+    const actual = applied(tool([...change, { type: "allow" }], granted));
+    assert.equal(actual["permission"], "allow");
+  });
+  test("incoming ask and deny are never invalidated", () => {
+    for (const incoming of ["ask", "deny"]) {
+      const actual = applied(
+        tool(change, { permission: incoming, candidate: null }),
+      );
+      assert.equal(actual["permission"], incoming);
+      assert.equal(actual["decision"], incoming);
+      assert.equal(actual["executed"], false);
+    }
+  });
+  test("a changed value drops the incoming allow at boundaries without return", () => {
+    const outboundCaps = b.capabilities(["modify"], {
+      modify: b.modifyCaps("content"),
+    });
+    const messages = [b.say("o1", "assistant", "hello")];
+    const outbound = (value: Json) =>
+      applied(
+        run(
+          b.outbound(messages),
+          outboundCaps,
+          [b.modify("content", "replace", value)],
+          granted,
+        ),
+      )["permission"];
+    assert.equal(outbound([b.say("o2", "assistant", "hi")]), "none");
+    assert.equal(outbound(messages), "allow");
+    const workspaceCaps = b.capabilities(["modify"], {
+      modify: b.modifyCaps("workspace"),
+    });
+    const actual = applied(
+      run(
+        b.workspaceBefore({ cwd: "/a" }),
+        workspaceCaps,
+        [b.modify("workspace", "merge", { cwd: "/b" })],
+        granted,
+      ),
+    );
+    assert.equal(actual["permission"], "none");
+    assert.equal(actual["decision"], "allow");
+  });
+});
+
+describe("the permission key", () => {
+  test("is reported before none resolves to allow", () => {
+    const actual = applied(run(b.toolBefore({}), toolCaps, []));
+    assert.equal(actual["permission"], "none");
+    assert.equal(actual["decision"], "allow");
+    assert.equal(
+      applied(run(b.toolBefore({}), toolCaps, [], null))["permission"],
+      "none",
+    );
+  });
+  test("is the strongest of the incoming permission and the response's effects", () => {
+    const actual = applied(
+      run(b.toolBefore({}), toolCaps, [{ type: "ask" }, { type: "allow" }], {
+        permission: "allow",
+        candidate: null,
+      }),
+    );
+    assert.equal(actual["permission"], "ask");
+    assert.equal(actual["decision"], "ask");
+  });
+  const items = [b.say("m1", "assistant", "x")];
+  const present: [string, JsonObject, JsonObject][] = [
+    ["tool.before", b.toolBefore({}), b.capabilities(["deny"])],
+    ["model.request.before", b.modelRequest(items), b.capabilities(["deny"])],
+    ["context.compact.before", b.compactBefore(), b.capabilities(["deny"])],
+    ["user.message.outbound", b.outbound(items), b.capabilities(["deny"])],
+    [
+      "workspace.change.before",
+      b.workspaceBefore({ cwd: "/a" }),
+      b.capabilities(["deny"]),
+    ],
+  ];
+  for (const [name, payload, caps] of present) {
+    test(`is present at ${name}`, () => {
+      const denied = applied(
+        run(payload, caps, [{ type: "deny", reason: "r" }]),
+      );
+      assert.equal(denied["permission"], "deny");
+      assert.equal(applied(run(payload, caps, []))["permission"], "none");
+    });
+  }
+  const absent: [string, JsonObject][] = [
+    ["tool.after", b.toolAfter(items)],
+    ["turn.finish.before", b.turnFinish(items)],
+    ["context.compact.after", b.compactAfter([b.text("s1", "sum")])],
+    [
+      "user.elicitation.result",
+      b.elicitationResult(
+        "form",
+        "accept",
+        b.answerPart({ action: "accept", content: { a: "b" } }),
+      ),
+    ],
+  ];
+  for (const [name, payload] of absent) {
+    test(`is absent at ${name}, also with an incoming allow`, () => {
+      const actual = applied(
+        run(payload, b.capabilities(["message"]), [], {
+          permission: "allow",
+          candidate: null,
+        }),
+      );
+      assert.equal("permission" in actual, false);
+      assert.equal(actual["decision"], "allow");
+    });
+  }
+});
+
+describe("slot values are checked against the canonical definitions", () => {
+  const emptyCategory = b.part("p1", "body", { text: "x", category: "" });
+  const flatMediaType = b.part(
+    "a1",
+    "body",
+    { body: { ref: "blob-1" } },
+    "attachment",
+    "imagepng",
+  );
+  const emptyGapReason = b.part("g1", "body", { gap: { reason: "" } });
+
+  // The response schema already checks some modify values by target; the
+  // engine must hold on its own, so these also run with that check switched off.
+  const slotOnly: EngineDeps = {
+    validateResponse: () => null,
+    content: schemas.content,
+  };
+  const bothWays = (
+    payload: JsonObject,
+    caps: JsonObject,
+    effects: Json,
+  ): void => {
+    const request = b.request("t-1", payload, caps, NO_STATE);
+    assert.equal(schemas.request(request), null, "test request is valid");
+    const response = b.success("t-1", effects);
+    rejected(applyResponse(request, response, deps));
+    rejected(applyResponse(request, response, slotOnly));
+  };
+  test("workspace: an empty cwd or an empty root is rejected, merged or replaced", () => {
+    const caps = b.capabilities(["message", "modify"], {
+      modify: b.modifyCaps("workspace"),
+    });
+    const note = { type: "message", text: "staged" };
+    for (const [operation, value] of [
+      ["merge", { cwd: "" }],
+      ["replace", { cwd: "" }],
+      ["merge", { workspaceRoots: [""] }],
+      ["merge", { cwd: "/b", other: 1 }],
+    ] as [string, Json][]) {
+      bothWays(b.workspaceBefore({ cwd: "/a", workspaceRoots: ["/a"] }), caps, [
+        note,
+        b.modify("workspace", operation, value),
+      ]);
+    }
+  });
+  test("message and text-part lists: the engine's own check, without the response schema", () => {
+    const output = b.capabilities(["modify"], {
+      modify: b.modifyCaps("output"),
+    });
+    for (const bad of [emptyCategory, flatMediaType, emptyGapReason]) {
+      bothWays(b.toolAfter([b.say("m1", "tool", "r")]), output, [
+        b.modify("output", "merge", [b.message("m2", "tool", bad)]),
+      ]);
+    }
+    const instructions = b.capabilities(["modify"], {
+      modify: b.modifyCaps("instructions"),
+    });
+    bothWays(b.compactBefore(), instructions, [
+      b.modify("instructions", "merge", [emptyCategory]),
+    ]);
+  });
+  test("outbound: a user message in the content is rejected", () => {
+    const caps = b.capabilities(["message", "modify"], {
+      modify: b.modifyCaps("content"),
+    });
+    const messages = [b.say("o1", "assistant", "hello")];
+    for (const operation of ["merge", "replace"]) {
+      rejected(
+        run(b.outbound(messages), caps, [
+          { type: "message", text: "staged" },
+          b.modify("content", operation, [b.say("u1", "user", "sneaky")]),
+        ]),
+      );
+    }
+  });
+  test("model.request.before: a return whose part has an empty category is rejected", () => {
+    const caps = b.capabilities(["message", "return"]);
+    rejected(
+      run(b.modelRequest([b.say("u1", "user", "hi")]), caps, [
+        { type: "message", text: "staged" },
+        {
+          type: "return",
+          value: [b.message("a1", "assistant", emptyCategory)],
+        },
+      ]),
+    );
+  });
+  test("message lists: an empty category, a media type without a slash or an empty gap reason is rejected", () => {
+    const caps = b.capabilities(["modify"], { modify: b.modifyCaps("output") });
+    const items = [b.say("m1", "tool", "result")];
+    for (const bad of [emptyCategory, flatMediaType, emptyGapReason]) {
+      rejected(
+        run(b.toolAfter(items), caps, [
+          b.modify("output", "merge", [b.message("m2", "tool", bad)]),
+        ]),
+      );
+    }
+  });
+  test("text-part lists: an empty category is rejected in instructions, summary and a compaction return", () => {
+    const before = b.capabilities(["modify", "return"], {
+      modify: b.modifyCaps("instructions"),
+    });
+    rejected(
+      run(b.compactBefore(), before, [
+        b.modify("instructions", "merge", [emptyCategory]),
+      ]),
+    );
+    rejected(
+      run(b.compactBefore(), before, [
+        { type: "return", value: [emptyCategory] },
+      ]),
+    );
+    const after = b.capabilities(["modify"], {
+      modify: b.modifyCaps("summary"),
+    });
+    rejected(
+      run(b.compactAfter([b.text("s1", "old")]), after, [
+        b.modify("summary", "replace", [emptyCategory]),
+      ]),
+    );
+  });
+  test("elicitation: the staged answer is checked, not only the supplied value", () => {
+    const caps = b.capabilities(["modify"], {
+      modify: b.modifyCaps("content"),
+    });
+    const nested = b.elicitationResult(
+      "form",
+      "accept",
+      b.answerPart({ action: "accept", content: { deep: { a: 1 } } }),
+    );
+    rejected(run(nested, caps, [b.modify("content", "merge", { a: "b" })]));
+    const actual = applied(
+      run(nested, caps, [b.modify("content", "replace", { a: ["x", "y"] })]),
+    );
+    assert.deepEqual(actual["effective"], { content: { a: ["x", "y"] } });
+  });
+  test("tool.before: the input must be an object; a return may be any JSON", () => {
+    rejected(
+      run(b.toolBefore({ q: 1 }), toolCaps, [
+        b.modify("input", "replace", [1]),
+      ]),
+    );
+    for (const value of [null, "", 0, false, [], { deep: { x: [] } }]) {
+      assert.deepEqual(
+        applied(run(b.toolBefore({}), toolCaps, [{ type: "return", value }]))[
+          "result"
+        ],
+        value,
+      );
+    }
+  });
+});
+
+describe("an incoming continue", () => {
+  const finishCaps = (remaining: number) =>
+    b.capabilities(["flow"], {
+      flow: {
+        operations: ["stop", "continue"],
+        remainingContinuations: remaining,
+        continuationCount: 0,
+      },
+    });
+  const items = [b.say("m1", "assistant", "done")];
+  const continued = { permission: "none", candidate: null, flow: "continue" };
+  const finish = (
+    remaining: number,
+    effects: Json,
+    state: JsonObject = continued,
+  ) => applied(run(b.turnFinish(items), finishCaps(remaining), effects, state));
+
+  test("is a continue outcome where continue is advertised; one allowance", () => {
+    const actual = finish(2, []);
+    assert.equal(actual["flow"], "continue");
+    assert.equal(actual["continuationRemaining"], 1);
+    assert.deepEqual(actual["continuationInstructions"], []);
+  });
+  test("shares the one allowance with the response's continues", () => {
+    const actual = finish(2, [
+      { type: "flow", operation: "continue", instruction: "again" },
+    ]);
+    assert.equal(actual["flow"], "continue");
+    assert.equal(actual["continuationRemaining"], 1);
+    assert.deepEqual(actual["continuationInstructions"], ["again"]);
+  });
+  test("a continue effect is still accepted with one allowance left", () => {
+    const actual = finish(1, [{ type: "flow", operation: "continue" }]);
+    assert.equal(actual["continuationRemaining"], 0);
+  });
+  test("yields to a stop, which keeps the allowance", () => {
+    const actual = finish(2, [
+      { type: "flow", operation: "stop", reason: "r" },
+    ]);
+    assert.equal(actual["flow"], "stop");
+    assert.equal(actual["continuationRemaining"], 2);
+  });
+  test("incoming instructions and injections are not reported", () => {
+    const actual = finish(2, [], {
+      ...continued,
+      instructions: ["from earlier"],
+      injections: [{ any: 1 }],
+    });
+    assert.deepEqual(actual["continuationInstructions"], []);
+    assert.equal("injections" in actual, false);
+  });
+  test("is ignored at tool.before, where continue cannot be advertised", () => {
+    const actual = applied(run(b.toolBefore({}), toolCaps, [], continued));
+    assert.equal("flow" in actual, false);
+    assert.equal("continuationRemaining" in actual, false);
+    assert.equal(actual["executed"], true);
+  });
+  test("is ignored where only stop is advertised", () => {
+    const caps = b.capabilities(["flow"], { flow: { operations: ["stop"] } });
+    const actual = applied(
+      run(b.toolAfter([b.say("t1", "tool", "r")]), caps, [], continued),
+    );
+    assert.equal("flow" in actual, false);
+  });
+  test("with no allowance left reports remaining - 1, unclamped (deterministic reading of an undefined point)", () => {
+    assert.equal(finish(0, [])["continuationRemaining"], -1);
+  });
+});
