@@ -43,6 +43,31 @@ def _parser() -> argparse.ArgumentParser:
             help="where to discover */adapter.json (default: this repository's adapters/)",
         )
 
+    def run_options(p: argparse.ArgumentParser, timeout_help: str) -> None:
+        """Workers, watchdogs and trust profile: every command that runs adapters."""
+        p.add_argument(
+            "--jobs",
+            type=_positive_int,
+            default=os.cpu_count() or 1,
+            help="parallel workers (default: the number of CPUs)",
+        )
+        p.add_argument(
+            "--timeout", type=_positive_float, default=120.0, metavar="S", help=timeout_help
+        )
+        p.add_argument(
+            "--startup-timeout",
+            type=_positive_float,
+            default=30.0,
+            metavar="S",
+            help="watchdog for a server's readiness (default 30)",
+        )
+        p.add_argument(
+            "--profile",
+            choices=("strict", "compat"),
+            default="strict",
+            help="trust profile (docs/CONTRACT.md): strict X.509 and ES256, or the upstream wire",
+        )
+
     matrix = commands.add_parser("matrix", help="run a suite over the grid and write reports")
     adapter_options(matrix)
     matrix.add_argument("--suite", choices=sorted(SUITES), default="core")
@@ -57,16 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="scenario files (default: the suite's sets)",
     )
-    matrix.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    matrix.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        metavar="S",
-        help="watchdog for one client run (default 120)",
-    )
-    matrix.add_argument("--startup-timeout", type=float, default=30.0, metavar="S")
-    matrix.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    run_options(matrix, "watchdog for one client run (default 120)")
     matrix.add_argument("--output", type=Path, default=ROOT / "reports" / "report.json")
     matrix.add_argument("--quiet", action="store_true", help="no progress lines")
     matrix.add_argument(
@@ -105,16 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="rows per client process (default 1000), so no run trips its watchdog",
     )
-    fuzz.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1)
-    fuzz.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=120.0,
-        metavar="S",
-        help="watchdog for one client process (one batch; default 120)",
-    )
-    fuzz.add_argument("--startup-timeout", type=_positive_float, default=30.0, metavar="S")
-    fuzz.add_argument("--profile", choices=("strict", "compat"), default="strict")
+    run_options(fuzz, "watchdog for one client process (one batch; default 120)")
     fuzz.add_argument("--output", type=Path, default=ROOT / "reports" / "fuzz", metavar="DIR")
     fuzz.add_argument("--no-minimise", action="store_true", help="report classes unshrunk")
     fuzz.add_argument(
