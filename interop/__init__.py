@@ -10,3 +10,4 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+__version__ = "0.2.0"

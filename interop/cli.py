@@ -10,19 +10,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from interop import ROOT
-from interop.adapters import Adapter, ManifestError, discover
+from interop import ROOT, __version__
+from interop.contract.manifest import Adapter, ManifestError, discover
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
+from interop.results import error_table
 from interop.runner import MatrixOptions, UsageError, run_matrix
-from interop.runtime import Timeouts
-from interop.scenarios import ScenarioError, load_sets
+from interop.runtime.context import Timeouts
 from interop.suites import SUITES
+from interop.suites.base import ScenarioError
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m interop", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m interop",
+        description="The AHP Interop Matrix (also installed as `ahp-interop`). See README.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def adapter_options(p: argparse.ArgumentParser) -> None:
@@ -70,11 +75,19 @@ def _parser() -> argparse.ArgumentParser:
 
     matrix = commands.add_parser("matrix", help="run a suite over the grid and write reports")
     adapter_options(matrix)
-    matrix.add_argument("--suite", choices=sorted(SUITES), default="core")
+    matrix.add_argument("--suite", choices=sorted(SUITES), default="core", help="default: core")
     matrix.add_argument("--clients", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument("--servers", nargs="+", metavar="NAME", help="default: every adapter")
-    matrix.add_argument("--transports", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS))
-    matrix.add_argument("--auth", nargs="+", choices=AUTH_MODES, default=list(AUTH_MODES))
+    matrix.add_argument(
+        "--transports",
+        nargs="+",
+        choices=TRANSPORTS,
+        default=list(TRANSPORTS),
+        help="default: all",
+    )
+    matrix.add_argument(
+        "--auth", nargs="+", choices=AUTH_MODES, default=list(AUTH_MODES), help="default: all"
+    )
     matrix.add_argument(
         "--scenarios",
         nargs="+",
@@ -83,7 +96,19 @@ def _parser() -> argparse.ArgumentParser:
         help="scenario files (default: the suite's sets)",
     )
     run_options(matrix, "watchdog for one client run (default 120)")
-    matrix.add_argument("--output", type=Path, default=ROOT / "reports" / "report.json")
+    matrix.add_argument(
+        "--output",
+        type=Path,
+        default=ROOT / "reports" / "report.json",
+        metavar="FILE",
+        help="the JSON report; .xml, .html, .timings.json and -logs/ go beside it "
+        "(default reports/report.json)",
+    )
+    matrix.add_argument(
+        "--full-report",
+        action="store_true",
+        help="keep every row's actual in the report (passed rows keep a digest otherwise)",
+    )
     matrix.add_argument("--quiet", action="store_true", help="no progress lines")
     matrix.add_argument(
         "--no-server-reuse",
@@ -132,6 +157,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the rows of these scenario files (e.g. disagreement files) instead",
     )
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    errors = commands.add_parser("errors", help="print the table of error classes (docs/errors.md)")
+    adapter_options(errors)
 
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
@@ -230,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "build")
         if args.command == "unit-tests":
             return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "test")
+        if args.command == "errors":
+            print(error_table())
+            return 0
         pool = _select(adapters, args.adapters, "adapters")
         suite = SUITES[args.suite]()
         paths = args.scenarios or suite.default_sets(ROOT)
@@ -239,17 +270,21 @@ def main(argv: list[str] | None = None) -> int:
             servers=_select({n: adapters[n] for n in pool}, args.servers, "servers"),
             transports=list(dict.fromkeys(args.transports)),
             auth=list(dict.fromkeys(args.auth)),
-            sets=load_sets([p.resolve() for p in paths]),
+            sets=suite.load_sets([p.resolve() for p in paths]),
             jobs=args.jobs,
             timeouts=Timeouts(startup=args.startup_timeout, client=args.timeout),
             output=args.output.resolve(),
             profile=args.profile,
             quiet=args.quiet,
             server_reuse=not args.no_server_reuse,
+            full_report=args.full_report,
         )
         if not options.clients or not options.servers:
             raise ManifestError("no adapters found: nothing to run")
         return run_matrix(options, adapters)
-    except (ManifestError, ScenarioError, UsageError, ValueError) as exc:
+    except (ManifestError, ScenarioError, UsageError, ValueError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130

@@ -1,4 +1,4 @@
-"""The grid: clients x servers x transports x auth modes, with applicability."""
+"""The grid: clients x servers x transports x auth modes (each suite says what applies)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,6 @@ class Combination:
     server: str
     transport: str
     auth: str
-
-    @property
-    def applicable(self) -> bool:
-        """stdio relies on process trust: only `none` applies there."""
-        return self.transport == "http" or self.auth == "none"
 
     @property
     def key(self) -> str:

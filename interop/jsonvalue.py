@@ -34,6 +34,8 @@ def loads(text: str | bytes, *, origin: str | None = None) -> Any:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
     except JsonError as exc:
         raise JsonError(f"{prefix}{exc}") from None
+    except RecursionError:
+        raise JsonError(f"{prefix}malformed JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise JsonError(
             f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -55,25 +57,61 @@ def dumps_canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def strict_equal(left: Any, right: Any) -> bool:
-    """Deep JSON equality under strict typing.
+def dumps_compact(value: Any) -> str:
+    """Deterministic one-line JSON text: sorted keys, no spaces."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def first_difference(left: Any, right: Any, path: str = "$") -> tuple[str, Any, Any] | None:
+    """Where two JSON values first differ under strict typing, or None when equal.
 
     Booleans are never numbers; numbers compare by value (1 equals 1.0, since
     JavaScript cannot tell them apart); objects compare by key set; arrays by
-    order and length; null equals only null.
+    order and length; null equals only null. Returns (JSON path, left value,
+    right value) at the first difference, in key order.
     """
     if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left is right
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return left == right
-    if isinstance(left, str) and isinstance(right, str):
-        return left == right
-    if left is None or right is None:
-        return left is None and right is None
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(
-            strict_equal(a, b) for a, b in zip(left, right, strict=True)
-        )
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(strict_equal(left[k], right[k]) for k in left)
-    return False
+        same = isinstance(left, bool) and isinstance(right, bool) and left is right
+    elif (isinstance(left, int | float) and isinstance(right, int | float)) or (
+        isinstance(left, str) and isinstance(right, str)
+    ):
+        same = left == right
+    elif left is None or right is None:
+        same = left is None and right is None
+    elif isinstance(left, list) and isinstance(right, list):
+        for index, (a, b) in enumerate(zip(left, right, strict=False)):
+            found = first_difference(a, b, f"{path}[{index}]")
+            if found is not None:
+                return found
+        if len(left) == len(right):
+            return None
+        shorter = min(len(left), len(right))
+        return (f"{path}[{shorter}]", _at(left, shorter), _at(right, shorter))
+    elif isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(left.keys() | right.keys()):
+            if key not in left or key not in right:
+                return (f"{path}.{key}", left.get(key, ABSENT), right.get(key, ABSENT))
+            found = first_difference(left[key], right[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    else:
+        same = False
+    return None if same else (path, left, right)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT: Any = _Absent()  # stands for a missing key or element in a difference
+
+
+def _at(items: list[Any], index: int) -> Any:
+    return items[index] if index < len(items) else ABSENT
+
+
+def strict_equal(left: Any, right: Any) -> bool:
+    """Deep JSON equality under strict typing (see `first_difference`)."""
+    return first_difference(left, right) is None

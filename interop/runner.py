@@ -1,33 +1,35 @@
-"""Runs one suite over the grid: trust, scheduling, progress, reports, cleanup."""
+"""Runs one suite over the grid: applicability, scheduling, progress, reports, cleanup.
+
+The runner knows no suite's rules: the suite says which combinations apply,
+how they group into jobs and how a job runs. Every terminating signal (Ctrl-C,
+SIGTERM, SIGHUP) stops every adapter process, deletes the run's trust
+material and still writes a report, marked incomplete, in which what never
+ran is `not-run`.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT, process
-from interop.adapters import Adapter
-from interop.grid import expand
-from interop.issuer import Issuer
-from interop.redact import Redactor
+from interop.contract.manifest import Adapter
+from interop.grid import Combination, expand
 from interop.report import build_document, build_timings, write_reports
-from interop.runtime import RunContext, Timeouts
-from interop.scenarios import ScenarioSet
+from interop.report.terminal import failure_summary
+from interop.report.write import ReportPaths
+from interop.results import CombinationError, Outcome, Status
+from interop.runtime.context import RunContext, Timeouts, run_context
 from interop.suites import SUITES
-from interop.suites.base import Job, Outcome
-from interop.trust import Trust
-from interop.verify import CombinationError
+from interop.suites.base import Job, ScenarioSets, Suite
+
+HEARTBEAT = 30.0  # seconds between "still running" lines while nothing finishes
 
 
 class UsageError(ValueError):
@@ -41,35 +43,20 @@ class MatrixOptions:
     servers: list[str]
     transports: list[str]
     auth: list[str]
-    sets: list[ScenarioSet]
+    sets: ScenarioSets
     jobs: int
     timeouts: Timeouts
     output: Path
     profile: str
     quiet: bool = False
     server_reuse: bool = True
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return path.name
+    full_report: bool = False
 
 
 def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any]:
     return {
         "suite": options.suite,
         "profile": options.profile,
-        "sets": [
-            {
-                "name": s.name,
-                "file": _relative(s.path),
-                "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
-                "scenarios": len(s.scenarios),
-            }
-            for s in options.sets
-        ],
         "adapters": {
             name: {"language": adapters[name].language, "blind": adapters[name].blind}
             for name in sorted(set(options.clients) | set(options.servers))
@@ -78,23 +65,41 @@ def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any
 
 
 class Progress:
+    """One line per finished combination, as it finishes; a heartbeat while none does."""
+
     def __init__(self, total: int, quiet: bool) -> None:
         self.total = total
         self.done = 0
         self.quiet = quiet
         self._lock = threading.Lock()
+        self._last = time.monotonic()
+        self._started = self._last
 
     def report(self, outcome: Outcome) -> None:
         with self._lock:
             self.done += 1
+            self._last = time.monotonic()
             if self.quiet:
                 return
-            passed = sum(r.status == "passed" for r in outcome.rows)
+            passed = sum(r.status == Status.PASSED for r in outcome.rows)
+            detail = f"{passed}/{len(outcome.rows)}" if outcome.rows else outcome.not_run or ""
             line = (
                 f"[{self.done:>3}/{self.total}] {outcome.suite} {outcome.combination.label()}: "
-                f"{outcome.status} {passed}/{len(outcome.rows)} ({outcome.seconds:.1f}s)"
+                f"{outcome.status} {detail} ({outcome.seconds:.1f}s)"
             )
             print(line, file=sys.stderr, flush=True)
+
+    def heartbeat(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if self.quiet or now - self._last < HEARTBEAT or self.done >= self.total:
+                return
+            self._last = now
+            print(
+                f"[{self.done:>3}/{self.total}] still running ({now - self._started:.0f}s so far)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
@@ -104,148 +109,163 @@ def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
     ]
 
 
-@contextmanager
-def run_context(
-    *, logs: Path, auth: list[str], profile: str, timeouts: Timeouts, server_reuse: bool = True
-) -> Iterator[RunContext]:
-    """One run's shared state: temp dir, trust, issuer, process registry, signals.
+def _not_run(suite: str, job: Job, reason: str, rows: int) -> list[Outcome]:
+    return [Outcome(suite, c, not_run=reason, skipped_rows=rows) for c in job.combinations]
 
-    SIGTERM and SIGHUP are turned into KeyboardInterrupt for the duration, so
-    every way a run can be stopped kills the adapters and deletes the trust
-    material. Everything this opens is closed on the way out.
-    """
-    process.become_subreaper()
-    redactor = Redactor()
-    registry = process.Registry()
-    redactor.add_path(str(ROOT), "<repo>")
-    logs.mkdir(parents=True, exist_ok=True)
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    for sig in previous:
-        signal.signal(sig, signal.default_int_handler)
-    try:
-        with ExitStack() as stack:
-            work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
-            redactor.add_path(str(work), "<run>")
-            stack.callback(shutil.rmtree, work, True)
-            trust = Trust.create(redactor, parent=work)
-            stack.callback(trust.destroy)
-            stack.callback(registry.kill_all)
-            if "oauth" in auth:
-                stack.enter_context(Issuer(trust, profile))
-            yield RunContext(
-                work=work,
-                logs=logs,
-                trust=trust,
-                redactor=redactor,
-                registry=registry,
-                profile=profile,
-                timeouts=timeouts,
-                server_reuse=server_reuse,
-            )
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+def check_output(output: Path) -> ReportPaths:
+    """The report's files, or a UsageError when the folder cannot hold them."""
+    paths = ReportPaths.for_output(output)
+    for parent in output.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--output {output}: {parent} is a file, not a folder")
+            break
+    if output.is_dir():
+        raise UsageError(
+            f"--output {output} is a folder: name the report file, e.g. {output}/report.json"
+        )
+    return paths
 
 
 def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
-    for name in (*options.clients, *options.servers):
+    for name in dict.fromkeys([*options.clients, *options.servers]):
         adapter = adapters[name]
         if options.profile not in adapter.profiles:
+            hint = "" if options.profile == "compat" else "; try --profile compat"
             raise UsageError(
                 f"adapter {name!r} does not support the {options.profile!r} trust profile "
-                f"(it declares {', '.join(adapter.profiles)}); try --profile compat"
+                f"(its manifest declares {', '.join(adapter.profiles)}){hint}"
             )
-    suite = SUITES[options.suite]()
+    paths = check_output(options.output)
+    suite: Suite = SUITES[options.suite]()
     combinations = expand(options.clients, options.servers, options.transports, options.auth)
-    started = time.monotonic()
-    outcomes: list[Outcome] = [
-        Outcome(options.suite, c, inapplicable_rows=sum(len(s.scenarios) for s in options.sets))
-        for c in combinations
-        if not c.applicable
-    ]
-    jobs = suite.plan(combinations, adapters)
+    rows = options.sets.row_count()
+    outcomes: list[Outcome] = []
+    applicable: list[Combination] = []
+    for combination in combinations:
+        reason = suite.applicability(combination, adapters)
+        if reason is None:
+            applicable.append(combination)
+        else:
+            outcomes.append(
+                Outcome(options.suite, combination, inapplicable=reason, skipped_rows=rows)
+            )
+    jobs = suite.plan(applicable, adapters)
     progress = Progress(sum(len(j.combinations) for j in jobs), options.quiet)
-    logs = options.output.parent / "logs"
-    shutil.rmtree(logs, ignore_errors=True)
+    started = time.monotonic()
+    paths.prepare_logs()
     interrupted = False
     with run_context(
-        logs=logs,
+        logs=paths.logs,
         auth=options.auth,
         profile=options.profile,
         timeouts=options.timeouts,
         server_reuse=options.server_reuse,
     ) as ctx:
-        executor = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="job")
-        pending: dict[Future[list[Outcome]], Job] = {
-            executor.submit(suite.run, job, ctx, options.sets, adapters): job for job in jobs
-        }
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    try:
-                        results = future.result()
-                    except Exception as exc:
-                        results = _job_failure(options.suite, job, f"{type(exc).__name__}: {exc}")
-                    for outcome in results:
-                        progress.report(outcome)
-                    outcomes.extend(results)
-        except KeyboardInterrupt:
-            interrupted = True
-            ctx.cancelled.set()
-            print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
-            ctx.registry.kill_all()
-            executor.shutdown(wait=True, cancel_futures=True)
-            for future, job in pending.items():
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    outcomes.extend(future.result())
-                else:
-                    outcomes.extend(
-                        _job_failure(options.suite, job, "interrupted before it finished")
-                    )
-        finally:
-            executor.shutdown(wait=True, cancel_futures=True)
-    redactor = ctx.redactor
-    document = build_document(outcomes, _meta(options, adapters))
+        interrupted = _run_jobs(suite, jobs, ctx, options, adapters, progress, outcomes, paths)
+        redactor = ctx.redactor
+    meta = _meta(options, adapters)
+    document = build_document(
+        outcomes,
+        meta,
+        options.sets.describe(),
+        incomplete=interrupted,
+        full=options.full_report,
+    )
     timings = build_timings(outcomes, time.monotonic() - started)
-    written = write_reports(options.output, document, timings, redactor)
+    written = write_reports(paths, document, timings, redactor)
     _print_summary(document, written, time.monotonic() - started, options.quiet)
     if interrupted:
         return 130
-    failed = document["summary"]["combinations"]["failed"]
-    return 1 if failed else 0
+    counts = document["summary"]["combinations"]
+    if counts[Status.FAILED]:
+        return 1
+    if not any(counts[s] for s in (Status.PASSED, Status.UNSUPPORTED)):
+        print("error: no applicable combination ran: nothing was tested", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_jobs(
+    suite: Suite,
+    jobs: list[Job],
+    ctx: RunContext,
+    options: MatrixOptions,
+    adapters: dict[str, Adapter],
+    progress: Progress,
+    outcomes: list[Outcome],
+    paths: ReportPaths,
+) -> bool:
+    """Run every job; True when interrupted. Outcomes are appended as jobs finish."""
+    rows = options.sets.row_count()
+    executor = ThreadPoolExecutor(max_workers=options.jobs, thread_name_prefix="job")
+    pending: dict[Future[list[Outcome]], Job] = {}
+    try:
+        for job in jobs:
+            pending[
+                executor.submit(suite.run, job, ctx, options.sets, adapters, progress.report)
+            ] = job
+        while pending:
+            done, _ = wait(pending, timeout=HEARTBEAT / 3, return_when=FIRST_COMPLETED)
+            progress.heartbeat()
+            for future in done:
+                job = pending.pop(future)
+                try:
+                    outcomes.extend(future.result())
+                except Exception as exc:
+                    paths.harness_log(traceback.format_exc())
+                    failed = _job_failure(
+                        options.suite,
+                        job,
+                        f"{type(exc).__name__}: {exc} (traceback in {paths.logs.name}/harness.log)",
+                    )
+                    for outcome in failed:
+                        progress.report(outcome)
+                    outcomes.extend(failed)
+        return False
+    except KeyboardInterrupt:
+        # Nothing may interrupt the cleanup: further signals wait until the report is out.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        ctx.cancelled.set()
+        print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
+        ctx.registry.kill_all()
+        executor.shutdown(wait=True, cancel_futures=True)
+        for future, job in pending.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                outcomes.extend(future.result())
+            else:
+                outcomes.extend(
+                    _not_run(options.suite, job, "the run was interrupted before it finished", rows)
+                )
+        for job in jobs:
+            if not any(job.combinations[0] == o.combination for o in outcomes):
+                outcomes.extend(_not_run(options.suite, job, "the run was interrupted", rows))
+        return True
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _print_summary(
     document: dict[str, Any], written: list[Path], seconds: float, quiet: bool
 ) -> None:
-    combos = document["summary"]["combinations"]
-    rows = document["summary"]["scenarios"]
     out = sys.stderr
-    for combination in document["combinations"]:
-        if combination["status"] != "failed":
-            continue
-        print(
-            f"FAILED {combination['suite']} {combination['client']} -> {combination['server']} "
-            f"[{combination['transport']}/{combination['auth']}]",
-            file=out,
-        )
-        for error in combination["errors"][:3]:
-            print(f"  {error['stage']}: {error['class']}: {error['message']}", file=out)
-        failing = [r for r in combination["results"] if r["status"] == "failed"]
-        if not combination["errors"]:
-            for row in failing[:5]:
-                print(f"  {row['set']}/{row['id']}: {row.get('error')}", file=out)
-            if len(failing) > 5:
-                print(f"  ... and {len(failing) - 5} more rows", file=out)
+    for line in failure_summary(document):
+        print(line, file=out)
+    combos = document["summary"]["combinations"]
+    rows = document["summary"]["rows"]
 
     def fmt(counts: dict[str, int]) -> str:
         return ", ".join(f"{v} {k}" for k, v in counts.items())
 
     print(f"combinations: {fmt(combos)}", file=out)
     print(f"scenario rows: {fmt(rows)}", file=out)
+    skipped = {k: v for k, v in document["summary"]["rowsNotJudged"].items() if v}
+    if skipped:
+        print(f"rows not judged: {fmt(skipped)}", file=out)
+    if document["incomplete"]:
+        print("the run was interrupted: the report is marked incomplete", file=out)
     if not quiet:
-        print(
-            f"report: {written[0]} (+ .xml, .html, timings.json, logs/) in {seconds:.1f}s", file=out
-        )
+        others = ", ".join(p.name for p in written[1:])
+        print(f"report: {written[0]} (+ {others}) in {seconds:.1f}s", file=out)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 
 from interop import ROOT
-from interop.process import wait_for_file
+from interop.runtime.process import wait_for_file
 from tests.conftest import matrix_argv
 
 

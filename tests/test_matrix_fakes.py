@@ -15,7 +15,8 @@ import psutil
 import pytest
 
 from interop.cli import main
-from interop.process import OWNER_VARIABLE
+from interop.runtime.process import OWNER_VARIABLE
+from interop.report.document import rows_of
 from tests.conftest import FAKE, matrix_argv
 
 
@@ -63,8 +64,10 @@ def test_honest_fake_passes_everything(
         "failed": 0,
         "unsupported": 0,
         "inapplicable": 0,
+        "not-run": 0,
     }
-    assert report["summary"]["scenarios"]["passed"] == 16
+    assert report["summary"]["rows"]["passed"] == 16
+    assert report["incomplete"] is False
 
 
 def test_stdio_with_auth_is_inapplicable_never_run(
@@ -80,10 +83,14 @@ def test_stdio_with_auth_is_inapplicable_never_run(
         "bearer",
         "workload",
     )
-    assert code == 0
+    assert code == 1  # nothing ran: a run that tests nothing is no pass
     assert report["summary"]["combinations"]["inapplicable"] == 2
-    assert report["summary"]["scenarios"]["inapplicable"] == 16
-    assert all(c["results"] == [] for c in report["combinations"])
+    assert report["summary"]["rowsNotJudged"]["inapplicable"] == 16
+    assert sum(report["summary"]["rows"].values()) == 0
+    assert all(c["results"] == {} for c in report["combinations"])
+    assert {c["reason"] for c in report["combinations"]} == {
+        "stdio relies on process trust: it runs with auth none only"
+    }
 
 
 @pytest.mark.parametrize(
@@ -118,7 +125,7 @@ def test_client_misbehaviour_fails_the_combination(
     )
     assert code == 1
     assert error_class in classes(report)
-    rows = report["combinations"][0]["results"]
+    rows = rows_of(report, report["combinations"][0])
     assert rows and all(r["status"] == "failed" for r in rows)
 
 
@@ -138,7 +145,7 @@ def test_lying_client_fails_exactly_that_row(
         tmp_path, [fake_adapter("fake", client="lie")], small_set, "--transports", "http"
     )
     assert code == 1
-    rows = report["combinations"][0]["results"]
+    rows = rows_of(report, report["combinations"][0])
     failed = [r["id"] for r in rows if r["status"] == "failed"]
     assert len(failed) == 1
     assert report["combinations"][0]["errors"] == []
@@ -151,8 +158,10 @@ def test_unexpected_semantic_key_fails(
         tmp_path, [fake_adapter("fake", client="extra-key")], small_set, "--transports", "http"
     )
     assert code == 1
-    errors = {r["error"] for r in report["combinations"][0]["results"] if r["status"] == "failed"}
-    assert errors == {"unexpected key 'flow'"}
+    errors = {
+        r["error"] for r in rows_of(report, report["combinations"][0]) if r["status"] == "failed"
+    }
+    assert errors == {'$.flow: not expected here, got "stop"'}
 
 
 def test_unsupported_rows_are_counted_apart(
@@ -162,8 +171,8 @@ def test_unsupported_rows_are_counted_apart(
         tmp_path, [fake_adapter("fake", client="unsupported")], small_set, "--transports", "http"
     )
     assert code == 0, "unsupported rows are not failures, but they never pass"
-    assert report["summary"]["scenarios"]["unsupported"] == 1
-    assert report["summary"]["scenarios"]["passed"] == 7
+    assert report["summary"]["rows"]["unsupported"] == 1
+    assert report["summary"]["rows"]["passed"] == 7
     assert report["combinations"][0]["status"] == "unsupported"
 
 
@@ -233,8 +242,8 @@ def test_altered_expectations_fail_exactly_those_rows(
     altered = tmp_path / "altered" / "small.json"
     altered.parent.mkdir()
     altered.write_text(json.dumps(document))
-    from interop.scenarios import load_set
-    from interop.verify import verify_set
+    from interop.suites.core.scenarios import load_set
+    from interop.suites.core.verify import verify_set
 
     original = load_set(small_set)
     report = {
@@ -272,7 +281,7 @@ def test_report_is_byte_identical_across_runs(
         argv = matrix_argv([directory], small_set, output)
         assert main(argv) == 1
         outputs.append(output.read_bytes())
-        assert (output.parent / "timings.json").exists()
+        assert (output.parent / "report.timings.json").exists()
         assert (output.parent / "report.xml").exists() and (output.parent / "report.html").exists()
     assert outputs[0] == outputs[1]
 
@@ -321,7 +330,7 @@ def test_credentials_never_reach_logs_or_reports(
         tmp_path, [directory], small_set, "--transports", "http", "--auth", "bearer", "workload"
     )
     assert code == 0
-    logs = sorted((tmp_path / "out" / "logs").rglob("client-*.log"))
+    logs = sorted((tmp_path / "out" / "report-logs").rglob("client-*.log"))
     assert len(logs) == 2
     for log in logs:
         text = log.read_text()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from interop.adapters import ManifestError, discover, load_manifest
+from interop.contract.manifest import ManifestError, discover, load_manifest
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.redact import Redactor
-from interop.scenarios import ScenarioError, load_set
+from interop.suites.core.scenarios import ScenarioError, load_set
 
 
 @pytest.mark.parametrize(
@@ -58,12 +58,25 @@ def test_stable_text_hides_ports_pids_and_run_paths() -> None:
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        ({"client": ["x"], "server": ["y"]}, "'language'"),
-        ({"language": "x", "server": ["y"]}, "missing field 'client'"),
-        ({"language": "x", "client": [], "server": ["y"]}, "'client' must be a non-empty array"),
+        ({"client": ["x"], "server": ["y"]}, "'language' is a required property"),
+        ({"language": "x", "server": ["y"]}, "'client' is a required property"),
+        ({"language": "x", "client": [], "server": ["y"]}, r"\$\.client: \[\] should be non-empty"),
         (
             {"language": "x", "client": ["a"], "server": ["y"], "extensions": {"blind": "yes"}},
-            "extensions.blind",
+            r"\$\.extensions\.blind: 'yes' is not of type 'boolean'",
+        ),
+        (
+            {
+                "language": "x",
+                "client": ["a"],
+                "server": ["y"],
+                "extensions": {"serverResue": True},
+            },
+            r"\$\.extensions: unknown key 'serverResue'; did you mean 'serverReuse'\?",
+        ),
+        (
+            {"language": "x", "client": ["a"], "server": ["y"], "clinet": ["a"]},
+            r"\$: unknown key 'clinet'; did you mean 'client'\?",
         ),
         (
             {

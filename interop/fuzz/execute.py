@@ -15,20 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from interop.adapters import Adapter
-from interop.control import ControlError
+from interop.contract.manifest import Adapter
 from interop.fuzz.generate import FuzzCase
 from interop.jsonvalue import dumps_canonical
-from interop.runtime import (
-    RunContext,
-    Server,
-    ServerStartError,
-    read_receipt_log,
-    run_client,
-    stdio_server,
-)
-from interop.scenarios import Scenario
-from interop.verify import CombinationError, check_receipts, check_report
+from interop.results import CombinationError
+from interop.runtime.client import run_client, stdio_server
+from interop.runtime.context import RunContext
+from interop.runtime.control import ControlError
+from interop.runtime.process import describe_exit
+from interop.runtime.receipts import read_receipt_log
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.common import check_receipts, check_report
 
 
 @dataclass
@@ -38,11 +35,6 @@ class ClientRows:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[CombinationError] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def _scenario(case: FuzzCase) -> Scenario:
-    raw = case.scenario
-    return Scenario(raw["id"], raw["request"], raw["response"], None, False, None, raw)
 
 
 def write_rows(path: Path, cases: list[FuzzCase]) -> Path:
@@ -119,7 +111,7 @@ class Executor:
         self, name: str, batch: list[FuzzCase], path: Path, stage: str
     ) -> tuple[dict[str, dict[str, Any]], list[CombinationError], float]:
         client = self.adapters[name]
-        scenarios = {case.id: _scenario(case) for case in batch}
+        requests = {case.id: case.scenario["request"] for case in batch}
         if self.transport == "stdio":
             keys, receipt_log = stdio_server(self.ctx, self.server, path)
             run = run_client(
@@ -153,17 +145,17 @@ class Executor:
         entries: dict[str, dict[str, Any]] = {}
         if run.report is not None:
             entries, report_errors = check_report(
-                run.report, client.language, set(scenarios), client.blind, stage
+                run.report, client.language, set(requests), client.blind, stage
             )
             errors.extend(report_errors)
             sent = {i for i, e in entries.items() if e.get("status") != "unsupported"}
             if receipts is None:
                 errors.append(CombinationError(stage, "ReceiptsUnavailable", "no receipts"))
             else:
-                errors.extend(check_receipts(receipts, scenarios, sent, stage))
+                errors.extend(check_receipts(receipts, requests, sent, stage))
         if run.exit_code not in (0, None) and client.blind:
             errors.append(
-                CombinationError(stage, "ClientExit", f"client exited with status {run.exit_code}")
+                CombinationError(stage, "ClientExit", f"the client {describe_exit(run.exit_code)}")
             )
         return entries, errors, run.seconds
 
@@ -185,8 +177,6 @@ class Executor:
             server.start()
         except ServerStartError as exc:
             return server, CombinationError("server-start", exc.error_class, str(exc))
-        except OSError as exc:
-            return server, CombinationError("server-start", "ServerSpawn", str(exc.strerror))
         return server, None
 
     def close(self) -> list[CombinationError]:

@@ -18,16 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.adapters import Adapter
+from interop.contract.manifest import Adapter
 from interop.fuzz.compare import Disagreement, Said, classes, compare, unrun
 from interop.fuzz.execute import ClientRows, Executor
 from interop.fuzz.generate import BOUNDARIES, FuzzCase, generate, undefined_keys
 from interop.fuzz.shrink import effects_of, minimise, rename
 from interop.jsonvalue import JsonError, dumps_canonical, load_file
-from interop.runner import run_context
-from interop.runtime import Timeouts
+from interop.results import CombinationError
+from interop.runtime.context import Timeouts, run_context
 from interop.schema import SchemaSet
-from interop.verify import CombinationError
 
 SUMMARY = "summary.json"
 

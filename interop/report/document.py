@@ -1,51 +1,142 @@
-"""The deterministic report document: sorted, no timings, ports, paths, pids or secrets."""
+"""The deterministic report document: sorted, compact, no timings, ports, paths, pids or secrets.
+
+Shape (`reportVersion` 2):
+
+- `sets`: each scenario set once, with every row's id and expectation, in file order;
+- `combinations`: per combination its status, reason, errors, row counts, and
+  per set a `digests` list aligned with that set's rows (a short fingerprint of
+  what a passed row derived, `null` for a row that did not pass) plus the rows
+  that did not pass, whole (`actual`, `error`, the adapter's own status);
+- `summary`: counts of combinations and of the rows listed, and of the rows
+  not judged (inapplicable or not run) apart;
+- `incomplete`: true when the run was interrupted.
+
+A passed row's `actual` is kept whole only with `full=True` (`--full-report`);
+the digest still shows a changed actual in a later diff.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from interop.suites.base import Outcome
-from interop.verify import ROW_STATUSES
+from interop.grid import Combination
+from interop.results import STATUSES, CombinationError, Outcome, RowVerdict, Status
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 def _counts(statuses: list[str]) -> dict[str, int]:
     counted = Counter(statuses)
-    return {status: counted.get(status, 0) for status in ROW_STATUSES}
+    return {str(status): counted.get(str(status), 0) for status in STATUSES}
 
 
-def build_document(outcomes: list[Outcome], meta: dict[str, Any]) -> dict[str, Any]:
-    """The report as a JSON value. `meta` holds only deterministic run facts."""
-    ordered = sorted(outcomes, key=lambda o: (o.suite, o.combination))
+def build_document(
+    outcomes: list[Outcome],
+    meta: dict[str, Any],
+    sets: list[dict[str, Any]],
+    *,
+    incomplete: bool = False,
+    full: bool = False,
+) -> dict[str, Any]:
+    """The report as a JSON value. `meta` holds only deterministic run facts; `sets`
+    describes each scenario set, its `rows` being (id, expectation) in file order."""
+    order = {s["name"]: [row_id for row_id, _ in s["rows"]] for s in sets}
     combinations: list[dict[str, Any]] = []
-    scenario_statuses: list[str] = []
-    for outcome in ordered:
-        rows = sorted((r.as_json() for r in outcome.rows), key=lambda r: (r["set"], r["id"]))
-        scenario_statuses.extend(r["status"] for r in rows)
-        scenario_statuses.extend(["inapplicable"] * outcome.inapplicable_rows)
-        combinations.append(
-            {
-                "suite": outcome.suite,
-                **outcome.combination.as_json(),
-                "status": outcome.status,
-                "errors": sorted(
-                    (e.as_json() for e in outcome.errors),
-                    key=lambda e: (e["stage"], e["class"], e["message"]),
-                ),
-                "results": rows,
+    listed: list[str] = []
+    skipped: list[str] = []
+    for outcome in sorted(outcomes, key=lambda o: (o.suite, o.combination)):
+        by_set: dict[str, dict[str, RowVerdict]] = {}
+        for row in outcome.rows:
+            by_set.setdefault(row.set, {})[row.id] = row
+        results: dict[str, Any] = {}
+        for set_name, rows in sorted(by_set.items()):
+            ids = order.get(set_name, sorted(rows))
+            listed.extend(str(rows[i].status) for i in ids if i in rows)
+            entry: dict[str, Any] = {
+                "digests": [
+                    rows[i].as_json()["digest"]
+                    if i in rows and rows[i].status == Status.PASSED and not full
+                    else None
+                    for i in ids
+                ],
+                "rows": [
+                    rows[i].as_json(full=full)
+                    for i in ids
+                    if i in rows and (full or rows[i].status != Status.PASSED)
+                ],
             }
-        )
+            results[set_name] = entry
+        status = outcome.status
+        if status in (Status.INAPPLICABLE, Status.NOT_RUN):
+            skipped.extend([str(status)] * outcome.skipped_rows)
+        combination: dict[str, Any] = {
+            "suite": outcome.suite,
+            **outcome.combination.as_json(),
+            "status": str(status),
+            "errors": sorted(
+                (e.as_json() for e in outcome.errors),
+                key=lambda e: (e["stage"], e["class"], e["message"]),
+            ),
+            "counts": _counts([str(r.status) for r in outcome.rows]),
+            "results": results,
+        }
+        reason = outcome.inapplicable or outcome.not_run
+        if reason is not None:
+            combination["reason"] = reason
+        combinations.append(combination)
     return {
         "reportVersion": REPORT_VERSION,
         **meta,
+        "incomplete": incomplete,
         "summary": {
             "combinations": _counts([c["status"] for c in combinations]),
-            "scenarios": _counts(scenario_statuses),
+            "rows": _counts(listed),
+            "rowsNotJudged": _counts(skipped),
         },
+        "sets": [
+            {**s, "rows": [{"id": row_id, "expected": expected} for row_id, expected in s["rows"]]}
+            for s in sets
+        ],
         "combinations": combinations,
     }
+
+
+def rows_of(document: dict[str, Any], combination: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every row of one combination, expanded: set, id, status, expected, actual or digest."""
+    expected = {
+        s["name"]: {row["id"]: row["expected"] for row in s["rows"]} for s in document["sets"]
+    }
+    ids = {s["name"]: [row["id"] for row in s["rows"]] for s in document["sets"]}
+    out: list[dict[str, Any]] = []
+    for set_name, result in combination["results"].items():
+        whole = {row["id"]: row for row in result["rows"]}
+        for row_id, digest in zip(ids.get(set_name, []), result["digests"], strict=False):
+            row = whole.get(row_id) or {"id": row_id, "status": "passed", "digest": digest}
+            out.append({"set": set_name, **row, "expected": expected[set_name].get(row_id)})
+    return out
+
+
+def read_outcomes(document: dict[str, Any]) -> list[Outcome]:
+    """The outcomes a report was written from (passed rows carry their digest only)."""
+    outcomes: list[Outcome] = []
+    for entry in document["combinations"]:
+        combination = Combination(
+            entry["client"], entry["server"], entry["transport"], entry["auth"]
+        )
+        outcome = Outcome(entry["suite"], combination)
+        outcome.errors = [CombinationError.from_json(e) for e in entry["errors"]]
+        if entry["status"] == Status.INAPPLICABLE:
+            outcome.inapplicable = entry.get("reason", "")
+        elif entry["status"] == Status.NOT_RUN:
+            outcome.not_run = entry.get("reason", "")
+        for row in rows_of(document, entry):
+            verdict = RowVerdict.from_json(row["set"], row, row["expected"])
+            if "digest" in row:
+                verdict.diagnostics["digest"] = row["digest"]
+            outcome.rows.append(verdict)
+        outcomes.append(outcome)
+    return outcomes
 
 
 def build_timings(outcomes: list[Outcome], total: float) -> dict[str, Any]:

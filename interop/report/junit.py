@@ -1,43 +1,74 @@
-"""JUnit XML: one test suite per combination, one test case per scenario row."""
+"""JUnit XML: a test suite per combination, a test case per row, valid for Jenkins' schema.
+
+Each `<testsuite>` carries `tests`, `failures`, `errors` and `skipped` equal to
+its test cases: a combination-level error is one `<testcase>` with an
+`<error>`; a failed row has a `<failure>` whose message and text give the
+path, the expected and the actual value; unsupported, inapplicable and
+not-run rows are `<skipped>`. Test case names are unique within a suite.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from interop.jsonvalue import dumps_compact
+from interop.report.document import rows_of
+
+SKIPPED = ("unsupported", "inapplicable", "not-run")
+
+
+def _suite_name(combination: dict[str, Any]) -> str:
+    return (
+        f"{combination['suite']}.{combination['client']}->{combination['server']}."
+        f"{combination['transport']}.{combination['auth']}"
+    )
+
 
 def build_junit(document: dict[str, Any]) -> bytes:
     root = ET.Element("testsuites", name="ahp-interop")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for combination in document["combinations"]:
-        name = (
-            f"{combination['suite']}.{combination['client']}->{combination['server']}."
-            f"{combination['transport']}.{combination['auth']}"
-        )
-        rows = combination["results"]
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=name,
-            tests=str(len(rows)),
-            failures=str(sum(r["status"] == "failed" for r in rows)),
-            skipped=str(sum(r["status"] in ("unsupported", "inapplicable") for r in rows)),
-        )
-        if combination["status"] == "inapplicable":
+        name = _suite_name(combination)
+        suite = ET.SubElement(root, "testsuite", name=name)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        if combination["status"] in ("inapplicable", "not-run"):
             case = ET.SubElement(suite, "testcase", name="(combination)", classname=name)
-            ET.SubElement(case, "skipped", message="inapplicable")
-        for error in combination["errors"]:
+            ET.SubElement(case, "skipped", message=combination.get("reason", combination["status"]))
+            counts["tests"] += 1
+            counts["skipped"] += 1
+        for number, error in enumerate(combination["errors"], start=1):
             case = ET.SubElement(
-                suite, "testcase", name=f"(combination) {error['stage']}", classname=name
+                suite,
+                "testcase",
+                name=f"(combination) {number}: {error['stage']}",
+                classname=name,
             )
-            ET.SubElement(case, "error", type=error["class"], message=error["message"])
-        for row in rows:
+            element = ET.SubElement(case, "error", type=error["class"], message=error["message"])
+            element.text = f"{error['class']} at {error['stage']}: {error['message']}"
+            counts["tests"] += 1
+            counts["errors"] += 1
+        for row in rows_of(document, combination):
             case = ET.SubElement(
                 suite, "testcase", name=f"{row['set']}/{row['id']}", classname=name
             )
+            counts["tests"] += 1
             if row["status"] == "failed":
-                ET.SubElement(case, "failure", message=row.get("error") or "failed")
-            elif row["status"] in ("unsupported", "inapplicable"):
-                ET.SubElement(case, "skipped", message=row["status"])
+                message = row.get("error") or "failed"
+                failure = ET.SubElement(case, "failure", type="RowFailed", message=message)
+                failure.text = (
+                    f"{message}\nexpected: {dumps_compact(row.get('expected'))}\n"
+                    f"actual:   {dumps_compact(row.get('actual'))}"
+                )
+                counts["failures"] += 1
+            elif row["status"] in SKIPPED:
+                ET.SubElement(case, "skipped", message=row.get("error") or row["status"])
+                counts["skipped"] += 1
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"

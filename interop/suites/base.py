@@ -1,38 +1,26 @@
-"""What every suite provides, and what one combination's outcome looks like."""
+"""What every suite says for itself, and how its combinations group into jobs.
+
+A suite owns its scenario format (how its files load and are checked), which
+combinations and rows apply (with a reason for each exclusion), how
+combinations group into jobs, how a job runs, and how rows are judged. The
+runner knows none of that: it expands the grid, asks the suite, schedules the
+jobs and writes the report.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from interop.adapters import Adapter
+from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.runtime import RunContext
-from interop.scenarios import ScenarioSet
-from interop.verify import FAILED, INAPPLICABLE, PASSED, UNSUPPORTED, CombinationError, RowVerdict
+from interop.results import Outcome
+from interop.runtime.context import RunContext
 
 
-@dataclass
-class Outcome:
-    """Everything the report needs about one combination in one suite."""
-
-    suite: str
-    combination: Combination
-    rows: list[RowVerdict] = field(default_factory=list)
-    errors: list[CombinationError] = field(default_factory=list)
-    seconds: float = 0.0
-    inapplicable_rows: int = 0
-
-    @property
-    def status(self) -> str:
-        if not self.combination.applicable:
-            return INAPPLICABLE
-        if self.errors or any(r.status == FAILED for r in self.rows) or not self.rows:
-            return FAILED
-        if any(r.status in (UNSUPPORTED, INAPPLICABLE) for r in self.rows):
-            return UNSUPPORTED
-        return PASSED
+class ScenarioError(ValueError):
+    """A scenario file is unusable; the message names the file and scenario."""
 
 
 @dataclass
@@ -43,10 +31,28 @@ class Job:
     cost: float
 
 
+class ScenarioSets(Protocol):
+    """A suite's loaded scenario files: what the report's meta and counts need."""
+
+    def describe(self) -> list[dict[str, Any]]: ...
+
+    def row_count(self) -> int: ...
+
+
 class Suite(Protocol):
     name: str
+    # adapter.json command keys this suite runs (e.g. ("client", "server"))
+    command_keys: tuple[str, ...]
 
     def default_sets(self, root: Path) -> list[Path]: ...
+
+    def load_sets(self, paths: list[Path]) -> ScenarioSets:
+        """Load and check the suite's files; a problem raises ScenarioError naming the file."""
+        ...
+
+    def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        """None when the combination runs in this suite, else the reason it does not."""
+        ...
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]: ...
 
@@ -54,6 +60,15 @@ class Suite(Protocol):
         self,
         job: Job,
         ctx: RunContext,
-        sets: list[ScenarioSet],
+        sets: Any,
         adapters: dict[str, Adapter],
-    ) -> list[Outcome]: ...
+        done: Any = None,
+    ) -> list[Outcome]:
+        """Run one job over the sets `load_sets` returned; call `done(outcome)` as each
+        combination finishes."""
+        ...
+
+
+def weight(adapter: Adapter) -> float:
+    """An adapter's relative cost per row (manifest `extensions.weight`, default 1)."""
+    return adapter.weight

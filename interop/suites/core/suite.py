@@ -5,37 +5,37 @@ the server starts once and its receipts are reset between client runs when
 the adapter declares `serverReuse` (otherwise a fresh server per run). Each
 stdio combination is its own job: the client spawns the server itself, and the
 server's receipts arrive through its receipt log before each reply is written.
+stdio runs without authentication (process trust), so its other auth modes
+are inapplicable.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from interop.adapters import Adapter
-from interop.control import ControlError
+from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.runtime import (
-    ClientRun,
-    RunContext,
-    Server,
-    ServerStartError,
-    read_receipt_log,
-    run_client,
-    stdio_server,
-)
-from interop.scenarios import ScenarioSet
-from interop.suites.base import Job, Outcome
-from interop.verify import CombinationError, verify_set
+from interop.results import CombinationError, Outcome
+from interop.runtime.client import ClientRun, run_client, stdio_server
+from interop.runtime.context import RunContext
+from interop.runtime.control import ControlError
+from interop.runtime.receipts import read_receipt_log
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.base import Job
+from interop.suites.core.scenarios import CoreSets, ScenarioSet, load_sets
+from interop.suites.core.verify import verify_set
 
-# Relative start-up and per-row cost, for longest-first scheduling only.
-_LANGUAGE_WEIGHT = {"python": 1.5, "typescript": 1.0}
+Done = Callable[[Outcome], None]
+STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 
 
 class CoreSuite:
     name = "core"
+    command_keys: tuple[str, ...] = ("client", "server")
 
     def __init__(self) -> None:
         self._blind: dict[tuple[str, str], Path] = {}
@@ -46,12 +46,18 @@ class CoreSuite:
             root / "scenarios" / "upstream" / "scenarios.json",
         ]
 
+    def load_sets(self, paths: list[Path]) -> CoreSets:
+        return load_sets(paths)
+
+    def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        if combination.transport == "stdio" and combination.auth != "none":
+            return STDIO_AUTH
+        return None
+
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
         groups: dict[tuple[str, str, str], list[Combination]] = defaultdict(list)
         jobs: list[Job] = []
         for combination in combinations:
-            if not combination.applicable:
-                continue
             if combination.transport == "http":
                 groups[(combination.server, combination.transport, combination.auth)].append(
                     combination
@@ -63,9 +69,9 @@ class CoreSuite:
 
     @staticmethod
     def _cost(combinations: list[Combination], adapters: dict[str, Adapter]) -> float:
+        """Relative run time, for longest-first scheduling only (manifest weights)."""
         return sum(
-            _LANGUAGE_WEIGHT.get(adapters[c.client].language, 2.0)
-            + _LANGUAGE_WEIGHT.get(adapters[c.server].language, 2.0) * (c.transport == "stdio")
+            adapters[c.client].weight + adapters[c.server].weight * (c.transport == "stdio")
             for c in combinations
         )
 
@@ -81,17 +87,30 @@ class CoreSuite:
         return self._blind[key]
 
     def run(
-        self, job: Job, ctx: RunContext, sets: list[ScenarioSet], adapters: dict[str, Adapter]
+        self,
+        job: Job,
+        ctx: RunContext,
+        sets: CoreSets,
+        adapters: dict[str, Adapter],
+        done: Done | None = None,
     ) -> list[Outcome]:
+        report = done or (lambda _outcome: None)
         first = job.combinations[0]
         if first.transport == "stdio":
-            return [self._run_stdio(first, ctx, sets, adapters)]
-        return self._run_http(job, ctx, sets, adapters)
+            outcome = self._run_stdio(first, ctx, sets, adapters)
+            report(outcome)
+            return [outcome]
+        return self._run_http(job, ctx, sets, adapters, report)
 
     # -- HTTP -------------------------------------------------------------------
 
     def _run_http(
-        self, job: Job, ctx: RunContext, sets: list[ScenarioSet], adapters: dict[str, Adapter]
+        self,
+        job: Job,
+        ctx: RunContext,
+        sets: CoreSets,
+        adapters: dict[str, Adapter],
+        done: Done,
     ) -> list[Outcome]:
         first = job.combinations[0]
         server_adapter = adapters[first.server]
@@ -103,8 +122,18 @@ class CoreSuite:
                 ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, sets[0], True)
             )
             shared_error = self._start(shared)
+        gone: str | None = None  # why the shared server can no longer serve
         for combination in job.combinations:
             outcome = Outcome(self.name, combination)
+            if ctx.cancelled.is_set():
+                outcome.not_run = "the run was interrupted before this combination started"
+            elif gone is not None:
+                outcome.not_run = gone
+            if outcome.not_run is not None:
+                outcome.skipped_rows = sets.row_count()
+                outcomes.append(outcome)
+                done(outcome)
+                continue
             started = time.monotonic()
             for scenario_set in sets:
                 if ctx.cancelled.is_set():
@@ -127,16 +156,27 @@ class CoreSuite:
                     try:
                         server.reset(self._scenario_file(ctx, scenario_set, True))
                     except ControlError as exc:
-                        start_error = CombinationError("server-reset", "ResetFailed", str(exc))
+                        start_error = self._server_problem(server, "ResetFailed", str(exc))
                 self._client_over_http(
                     ctx, outcome, combination, scenario_set, adapters, server, start_error
                 )
+                ended = server.exit_description()
+                if shared is not None and shared_error is None and ended is not None:
+                    outcome.errors.append(
+                        CombinationError(
+                            "server", "ServerExit", f"the server {ended} while serving this client"
+                        )
+                    )
+                    gone = f"the shared server {ended} during an earlier combination of its job"
                 if shared is None:
                     server.stop()
                     self._leaks(outcome, server)
                     ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
+                if gone is not None:
+                    break
             outcome.seconds = time.monotonic() - started
             outcomes.append(outcome)
+            done(outcome)  # a leak the shared server shows at its stop is added afterwards
         if shared is not None:
             shared.stop()
             for outcome in outcomes:
@@ -145,15 +185,19 @@ class CoreSuite:
         return outcomes
 
     @staticmethod
+    def _server_problem(server: Server, error_class: str, message: str) -> CombinationError:
+        """An error at the server, named by its cause when the process is gone."""
+        ended = server.exit_description()
+        if ended is not None:
+            return CombinationError("server", "ServerExit", f"the server {ended}")
+        return CombinationError("server", error_class, message)
+
+    @staticmethod
     def _start(server: Server) -> CombinationError | None:
         try:
             server.start()
         except ServerStartError as exc:
             return CombinationError("server-start", exc.error_class, str(exc))
-        except OSError as exc:
-            return CombinationError(
-                "server-start", "ServerSpawn", f"cannot start server: {exc.strerror}"
-            )
         return None
 
     @staticmethod
@@ -193,6 +237,8 @@ class CoreSuite:
             endpoint=server.endpoint,
         )
         receipts, receipt_errors = server.receipts(offset)
+        if receipt_errors and server.exit_description() is not None:
+            receipt_errors = [self._server_problem(server, "ReceiptsUnavailable", "")]
         ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
         self._record(outcome, scenario_set, client, stage, run, receipts, receipt_errors)
 
@@ -226,14 +272,23 @@ class CoreSuite:
         self,
         combination: Combination,
         ctx: RunContext,
-        sets: list[ScenarioSet],
+        sets: CoreSets,
         adapters: dict[str, Adapter],
     ) -> Outcome:
         client = adapters[combination.client]
         server = adapters[combination.server]
         outcome = Outcome(self.name, combination)
+        if ctx.cancelled.is_set():
+            outcome.not_run = "the run was interrupted before this combination started"
+            outcome.skipped_rows = sets.row_count()
+            return outcome
         started = time.monotonic()
         for scenario_set in sets:
+            if ctx.cancelled.is_set():
+                outcome.errors.append(
+                    CombinationError("run", "Cancelled", "the run was interrupted")
+                )
+                break
             stage = f"client[{scenario_set.name}]"
             stdio_keys, receipt_log = stdio_server(
                 ctx, server, self._scenario_file(ctx, scenario_set, True)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from interop.contract.check import contract_problem
 from interop.jsonvalue import JsonError, load_file
 
-COMMAND_KEYS = ("client", "server")
-OPTIONAL_COMMAND_KEYS = ("build", "test", "lifecycleClient", "lifecycleServer")
+COMMAND_KEYS = ("client", "server", "build", "test", "replay", "lifecycleClient", "lifecycleServer")
 PROFILES = ("strict", "compat")
 
 
@@ -29,52 +30,30 @@ class Adapter:
     receipt_log: bool = False
     server_reuse: bool = False
     profiles: tuple[str, ...] = ("compat",)
+    weight: float = 1.0
+    manifest: Path | None = None
 
     def command(self, key: str) -> tuple[str, ...] | None:
         return self.commands.get(key)
 
 
-def _command(manifest: Path, key: str, value: Any) -> tuple[str, ...]:
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(isinstance(part, str) and part for part in value)
-    ):
-        raise ManifestError(f"{manifest}: field {key!r} must be a non-empty array of strings")
-    return tuple(value)
-
-
 def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
-    """Read and validate one `adapter.json`; every problem names the file and field."""
+    """Read and validate one `adapter.json` against `schemas/contract/adapter.schema.json`.
+
+    Every problem names the file, the field and the rule.
+    """
     try:
         data = load_file(manifest)
     except JsonError as exc:
         raise ManifestError(str(exc)) from None
-    if not isinstance(data, dict):
-        raise ManifestError(f"{manifest}: the manifest must be a JSON object")
-    language = data.get("language")
-    if not isinstance(language, str) or not language.strip():
-        raise ManifestError(f"{manifest}: field 'language' must be a non-empty string")
-    commands: dict[str, tuple[str, ...]] = {}
-    for key in COMMAND_KEYS:
-        if key not in data:
-            raise ManifestError(f"{manifest}: missing field {key!r}")
-        commands[key] = _command(manifest, key, data[key])
-    for key in OPTIONAL_COMMAND_KEYS:
-        if key in data:
-            commands[key] = _command(manifest, key, data[key])
+    unknown = _unknown_keys(data)
+    if unknown is not None:
+        raise ManifestError(f"{manifest}: {unknown} (schemas/contract/adapter.schema.json)")
+    problem = contract_problem("adapter.schema.json", data)
+    if problem is not None:
+        raise ManifestError(f"{manifest}: {problem} (schemas/contract/adapter.schema.json)")
+    commands = {key: tuple(data[key]) for key in COMMAND_KEYS if key in data}
     extensions = data.get("extensions", {})
-    if not isinstance(extensions, dict):
-        raise ManifestError(f"{manifest}: field 'extensions' must be an object")
-    for key in ("blind", "receiptLog", "serverReuse"):
-        if key in extensions and not isinstance(extensions[key], bool):
-            raise ManifestError(f"{manifest}: field 'extensions.{key}' must be a boolean")
-    profiles = extensions.get("profiles", ["compat"])
-    if not isinstance(profiles, list) or not profiles or not all(p in PROFILES for p in profiles):
-        raise ManifestError(
-            f"{manifest}: field 'extensions.profiles' must be a non-empty array of "
-            f"{', '.join(PROFILES)}"
-        )
     directory = manifest.parent
     if directory.name == "interop" and name is None:
         directory_name = directory.parent.name
@@ -83,13 +62,36 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
     return Adapter(
         name=name or directory_name,
         directory=directory.resolve(),
-        language=language,
+        language=data["language"],
         commands=commands,
         blind=bool(extensions.get("blind", False)),
         receipt_log=bool(extensions.get("receiptLog", False)),
         server_reuse=bool(extensions.get("serverReuse", False)),
-        profiles=tuple(profiles),
+        profiles=tuple(extensions.get("profiles", ["compat"])),
+        weight=float(extensions.get("weight", 1.0)),
+        manifest=manifest.resolve(),
     )
+
+
+TOP_KEYS = ("language", *COMMAND_KEYS, "extensions")
+EXTENSION_KEYS = ("blind", "receiptLog", "serverReuse", "profiles", "weight")
+
+
+def _unknown_keys(data: Any) -> str | None:
+    """The first misspelt or unknown key, with the closest known one, else None."""
+    if not isinstance(data, dict):
+        return None
+    places: list[tuple[str, Any, tuple[str, ...]]] = [("$", data, TOP_KEYS)]
+    if isinstance(data.get("extensions"), dict):
+        places.append(("$.extensions", data["extensions"], EXTENSION_KEYS))
+    for where, block, known in places:
+        for key in block:
+            if key in known or (where == "$" and key.startswith("x-")):
+                continue
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            return f"{where}: unknown key {key!r}{hint}"
+    return None
 
 
 def _manifest_in(directory: Path) -> Path:

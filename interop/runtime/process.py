@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import os
 import select
+import shlex
 import signal
 import subprocess
 import threading
@@ -20,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import psutil
 
@@ -98,6 +99,19 @@ def spawn(
         if log_path is not None and not isinstance(log, int):
             log.close()
     return Spawned(popen=popen, owner=owner, label=label)
+
+
+def describe_exit(returncode: int | None) -> str:
+    """`exited with status 3`, `was killed by signal 9 (SIGKILL)`, or `is still running`."""
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown signal"
+        return f"was killed by signal {-returncode} ({name})"
+    return f"exited with status {returncode}"
 
 
 def wait_exit(process: Spawned, timeout: float) -> int:
@@ -237,3 +251,12 @@ class Registry:
             owners = list(self._owners)
         for name in owners:
             kill_owner(name, grace=0.5)
+
+
+def spawn_failure(label: str, command: list[str], adapter: Any, exc: OSError) -> str:
+    """Why a command could not start, naming the command, the folder and the way out."""
+    return (
+        f"cannot start the {label} of {adapter.name!r}: {shlex.join(command)} in "
+        f"{adapter.directory}: {exc.strerror}; build it first "
+        f"(`python -m interop build --adapters {adapter.name}`, or `--adapter-dir PATH`)"
+    )

@@ -1,18 +1,17 @@
-"""Scenario sets as the harness sees them: loading, checking, and blind copies."""
+"""The core suite's scenario files: loading, checking, and blind copies."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from interop import ROOT
 from interop.jsonvalue import JsonError, dumps_canonical, load_file
+from interop.suites.base import ScenarioError
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
-
-
-class ScenarioError(ValueError):
-    """A scenario file is unusable; the message names the file and scenario."""
 
 
 @dataclass(frozen=True)
@@ -153,8 +152,46 @@ def load_set(path: Path, name: str | None = None) -> ScenarioSet:
     )
 
 
-def load_sets(paths: list[Path]) -> list[ScenarioSet]:
-    sets = [load_set(p) for p in paths]
+REJECTED = {"rejected": True}
+
+
+def expectation(scenario: Scenario) -> Any:
+    """What the report shows as `expected` for a row."""
+    if scenario.expect_error:
+        if scenario.host_expected is not None:
+            return {"rejected": True, "or hostExpected": scenario.host_expected}
+        return dict(REJECTED)
+    return scenario.expected
+
+
+class CoreSets(list[ScenarioSet]):
+    """The scenario sets of one core run, in the order given."""
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": s.name,
+                "file": _relative(s.path),
+                "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
+                "scenarios": len(s.scenarios),
+                "rows": [(row.id, expectation(row)) for row in s.scenarios],
+            }
+            for s in self
+        ]
+
+    def row_count(self) -> int:
+        return sum(len(s.scenarios) for s in self)
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
+def load_sets(paths: list[Path]) -> CoreSets:
+    sets = CoreSets(load_set(p) for p in paths)
     names = [s.name for s in sets]
     for name in names:
         if names.count(name) > 1:

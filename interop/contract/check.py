@@ -1,0 +1,26 @@
+"""Validation of every contract file against `schemas/contract/` (one error: file, field, rule)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from interop import ROOT
+from interop.schema import SchemaSet
+
+CONTRACT_SCHEMAS = ROOT / "schemas" / "contract"
+
+
+@functools.cache
+def _schemas() -> SchemaSet:
+    return SchemaSet(CONTRACT_SCHEMAS)
+
+
+def contract_problem(schema: str, value: Any) -> str | None:
+    """None when `value` satisfies `schemas/contract/<schema>`, else `field: rule`.
+
+    `schema` is a file name, optionally with a fragment
+    (`control.schema.json#/$defs/health`).
+    """
+    issue = _schemas().issue(schema, value)
+    return None if issue is None else f"{issue.path}: {issue.message}"

@@ -1,0 +1,56 @@
+"""What the terminal says about failures: root causes first, identical failures once.
+
+Combination-level errors come first (they fail every row of their
+combination); row failures that read the same in several combinations are
+printed once, with the combinations listed, so one misread rule is one line
+however many cells it reaches.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from interop.report.document import rows_of
+
+SHOWN = 8  # distinct failures printed per kind before "... and N more"
+
+
+def _label(c: dict[str, Any]) -> str:
+    return f"{c['client']} -> {c['server']} [{c['transport']}/{c['auth']}]"
+
+
+def _places(labels: list[str]) -> str:
+    if len(labels) <= 3:
+        return ", ".join(labels)
+    return f"{', '.join(labels[:3])} and {len(labels) - 3} more"
+
+
+def failure_summary(document: dict[str, Any]) -> list[str]:
+    failed = [c for c in document["combinations"] if c["status"] == "failed"]
+    lines: list[str] = []
+    errors: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for c in failed:
+        for error in c["errors"]:
+            errors[(error["class"], error["message"])].append(_label(c))
+    for (kind, message), labels in list(errors.items())[:SHOWN]:
+        lines.append(f"FAILED {kind}: {message}")
+        lines.append(f"  in {len(labels)} combination(s): {_places(labels)}")
+    if len(errors) > SHOWN:
+        lines.append(f"  ... and {len(errors) - SHOWN} more distinct combination errors")
+    rows: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for c in failed:
+        if c["errors"]:
+            continue  # every row failed because of the error above
+        for row in rows_of(document, c):
+            if row["status"] == "failed":
+                rows[row.get("error") or "failed"][f"{row['set']}/{row['id']}"].add(_label(c))
+    for error, where in list(rows.items())[:SHOWN]:
+        ids = sorted(where)
+        labels = sorted({label for found in where.values() for label in found})
+        shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more rows" if len(ids) > 3 else "")
+        lines.append(f"FAILED {shown}: {error}")
+        lines.append(f"  in {len(labels)} combination(s): {_places(labels)}")
+    if len(rows) > SHOWN:
+        lines.append(f"  ... and {len(rows) - SHOWN} more distinct row failures (see the report)")
+    return lines

@@ -1,0 +1,276 @@
+"""One typed home for results: statuses, error classes, row verdicts, outcomes; JSON in and out.
+
+Every suite reports in these types, and a report read back from disk becomes
+the same types again (`Outcome.from_json`), so reports can be combined,
+compared and re-rendered. The error classes are one table (`ERRORS`), the
+source of docs/errors.md (`python -m interop errors` prints it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from interop.grid import Combination
+from interop.jsonvalue import dumps_compact
+
+
+class Status(StrEnum):
+    """The status of a row or a combination. Only `passed` is a pass."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNSUPPORTED = "unsupported"  # the implementation says it does not do this yet
+    INAPPLICABLE = "inapplicable"  # the suite's rules exclude it (with a reason)
+    NOT_RUN = "not-run"  # it could have run but did not (interrupted, an earlier stage failed)
+
+
+STATUSES = tuple(Status)
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    name: str
+    meaning: str
+    action: str
+
+
+def _kinds(*rows: tuple[str, str, str]) -> dict[str, ErrorKind]:
+    return {name: ErrorKind(name, meaning, action) for name, meaning, action in rows}
+
+
+ERRORS: dict[str, ErrorKind] = _kinds(
+    (
+        "ManifestInvalid",
+        "An adapter.json does not satisfy schemas/contract/adapter.schema.json.",
+        "Fix the field the message names; `python -m interop smoke --adapter-dir PATH` checks it.",
+    ),
+    (
+        "ServerSpawn",
+        "The server command could not be started (not found, not executable).",
+        "Run `nox -s build` (or `python -m interop build --adapter-dir PATH`); check the command.",
+    ),
+    (
+        "ServerExit",
+        "The server exited before it was ready, or while clients still needed it.",
+        "Read the server log named in the message; the exit status or signal is given.",
+    ),
+    (
+        "StartupTimeout",
+        "The server wrote no readiness file within --startup-timeout.",
+        "Check that it writes the readiness file atomically after listening (docs/CONTRACT.md).",
+    ),
+    (
+        "ReadinessMalformed",
+        "The readiness file is not valid JSON or fails schemas/contract/readiness.schema.json.",
+        "Write {endpoint, controlEndpoint, pid} with loopback URLs.",
+    ),
+    (
+        "HealthFailed",
+        "GET /health on the control listener did not answer {ready: true}.",
+        "Serve the control listener before writing the readiness file.",
+    ),
+    (
+        "ResetFailed",
+        "POST /reset failed on a server that declares serverReuse.",
+        "Implement /reset or drop extensions.serverReuse from the manifest.",
+    ),
+    (
+        "ControlMalformed",
+        "A control answer fails schemas/contract/control.schema.json.",
+        "Answer exactly the shapes docs/CONTRACT.md gives for the control listener.",
+    ),
+    (
+        "ClientSpawn",
+        "The client command could not be started.",
+        "Build the adapter; check the command in adapter.json.",
+    ),
+    (
+        "ClientTimeout",
+        "The client did not exit within --timeout (its watchdog).",
+        "Look for a hang in its log; raise --timeout for a slow machine.",
+    ),
+    (
+        "ClientExit",
+        "A blind client exited with a nonzero status or was killed by a signal.",
+        "Read the client log; a blind client exits 0 once it has written its report.",
+    ),
+    (
+        "ReportMissing",
+        "The client wrote no report file.",
+        "Write the report to config.reportFile before exiting.",
+    ),
+    (
+        "ReportMalformed",
+        "The report is not valid JSON or fails schemas/contract/client-report.schema.json.",
+        "Write {language, results: [{id, status, actual?, error?}]}.",
+    ),
+    (
+        "LanguageMismatch",
+        "The report's language is not the manifest's.",
+        "Report config.language (or the manifest's language).",
+    ),
+    (
+        "ResultUnknownId",
+        "The report has a result for an id the scenario file does not have.",
+        "Report exactly the scenario ids of config.scenarioFile.",
+    ),
+    (
+        "ResultDuplicateId",
+        "The report has two results for one id.",
+        "Report each scenario once.",
+    ),
+    (
+        "ResultMissing",
+        "The report has no result for some scenario ids.",
+        "Report every scenario, with status unsupported where it is not implemented.",
+    ),
+    (
+        "ReceiptsUnavailable",
+        "The server's receipts could not be read (GET /receipts failed).",
+        "Serve GET /receipts, or declare receiptLog and write the log.",
+    ),
+    (
+        "ReceiptMalformed",
+        "A receipt line or answer fails schemas/contract/receipt-line.schema.json.",
+        "Write one compact {kind, message} line per receipt.",
+    ),
+    (
+        "ReceiptUnknown",
+        "The server received a request with an id the scenario file does not have.",
+        "The client must send each scenario's request unchanged.",
+    ),
+    (
+        "ReceiptMismatch",
+        "The server received a request that differs from the scenario's.",
+        "The client must send each request exactly as the scenario file gives it.",
+    ),
+    (
+        "ReceiptDuplicate",
+        "The server received one request twice.",
+        "Send each request exactly once.",
+    ),
+    (
+        "ReceiptMissing",
+        "The client reported a row whose request the server never received.",
+        "Send every request the client reports (or report it unsupported).",
+    ),
+    (
+        "ProcessLeak",
+        "A process was still running after its owner finished.",
+        "Kill the whole process tree you start (stdio servers included) before exiting.",
+    ),
+    (
+        "Cancelled",
+        "The run was interrupted before this finished.",
+        "Run it again.",
+    ),
+    (
+        "HarnessError",
+        "The harness itself failed (a bug); the traceback is in harness.log beside the report.",
+        "Report it with harness.log attached.",
+    ),
+)
+
+
+class UnknownErrorClass(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CombinationError:
+    """A named failure of a whole combination at one stage."""
+
+    stage: str
+    error_class: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.error_class not in ERRORS:
+            raise UnknownErrorClass(f"{self.error_class!r} is not in interop.results.ERRORS")
+
+    def as_json(self) -> dict[str, str]:
+        return {"stage": self.stage, "class": self.error_class, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CombinationError:
+        return cls(data["stage"], data["class"], data["message"])
+
+
+def digest(value: Any) -> str:
+    """A short, stable fingerprint of a JSON value (what a passed row derived)."""
+    return hashlib.sha256(dumps_compact(value).encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass
+class RowVerdict:
+    set: str
+    id: str
+    status: Status
+    expected: Any = None
+    actual: Any = None
+    adapter_status: str | None = None
+    error: str | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self, *, full: bool = False) -> dict[str, Any]:
+        """A passed row keeps only a digest of its actual unless `full`."""
+        row: dict[str, Any] = {"id": self.id, "status": str(self.status)}
+        if self.status == Status.PASSED and not full:
+            row["digest"] = digest(self.actual)
+        else:
+            row["actual"] = self.actual
+            row["adapterStatus"] = self.adapter_status
+        if self.error is not None:
+            row["error"] = self.error
+        if self.diagnostics:
+            row["diagnostics"] = self.diagnostics
+        return row
+
+    @classmethod
+    def from_json(cls, set_name: str, data: dict[str, Any], expected: Any = None) -> RowVerdict:
+        return cls(
+            set=set_name,
+            id=data["id"],
+            status=Status(data["status"]),
+            expected=expected,
+            actual=data.get("actual"),
+            adapter_status=data.get("adapterStatus"),
+            error=data.get("error"),
+            diagnostics=dict(data.get("diagnostics", {})),
+        )
+
+
+@dataclass
+class Outcome:
+    """Everything the report needs about one combination in one suite."""
+
+    suite: str
+    combination: Combination
+    rows: list[RowVerdict] = field(default_factory=list)
+    errors: list[CombinationError] = field(default_factory=list)
+    seconds: float = 0.0
+    inapplicable: str | None = None  # the suite's reason, when it excludes the combination
+    not_run: str | None = None  # why it never ran, when it could have
+    skipped_rows: int = 0  # rows not judged (inapplicable or not run)
+
+    @property
+    def status(self) -> Status:
+        if self.inapplicable is not None:
+            return Status.INAPPLICABLE
+        if self.not_run is not None:
+            return Status.NOT_RUN
+        if self.errors or any(r.status == Status.FAILED for r in self.rows) or not self.rows:
+            return Status.FAILED
+        if any(r.status in (Status.UNSUPPORTED, Status.INAPPLICABLE) for r in self.rows):
+            return Status.UNSUPPORTED
+        return Status.PASSED
+
+
+def error_table() -> str:
+    """The error classes as a Markdown table: the body of docs/errors.md."""
+    lines = ["| class | what happened | what to do |", "|---|---|---|"]
+    lines += [f"| `{k.name}` | {k.meaning} | {k.action} |" for k in ERRORS.values()]
+    return "\n".join(lines)

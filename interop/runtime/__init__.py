@@ -1,0 +1,1 @@
+"""Shared machinery every suite uses: run context, processes, servers, clients, receipts."""

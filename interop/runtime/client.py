@@ -1,0 +1,151 @@
+"""Client runs: one client process over one scenario file, and the keys of a stdio server."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from interop import ROOT
+from interop.contract.check import contract_problem
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import JsonError, load_file
+from interop.results import CombinationError
+from interop.runtime import process, relay
+from interop.runtime.context import RunContext, write_json
+
+CANONICAL_SCHEMAS = ROOT / "schemas" / "draft"
+
+
+def stdio_server(
+    ctx: RunContext, server: Adapter, scenario_file: Path
+) -> tuple[dict[str, Any], Path]:
+    """The client config keys that make a client spawn `server` over stdio.
+
+    Returns them with the receipt log the server (or, for a contract v1 server
+    without `receiptLog`, the relay put in front of it) appends to.
+    """
+    home = ctx.unique(f"stdio-{server.name}")
+    (home / "ready").mkdir()
+    receipt_log = home / "receipts.jsonl"
+    server_auth, _ = ctx.trust.server_auth("none", ctx.profile)
+    config: dict[str, Any] = {
+        "transport": "stdio",
+        "readinessFile": str(home / "ready" / "readiness.json"),
+        "scenarioFile": str(scenario_file),
+        "auth": server_auth,
+        "schemaDir": str(CANONICAL_SCHEMAS),
+    }
+    command = list(server.commands["server"])
+    if server.receipt_log:
+        config["receiptLog"] = str(receipt_log)
+    else:  # a contract v1 server: receipts come from a relay in front of it
+        command = [sys.executable, relay.__file__, "--log", str(receipt_log), "--", *command]
+    config_path = write_json(home / "server-config.json", config)
+    keys = {
+        "serverCommand": command,
+        "serverCwd": str(server.directory),
+        "serverConfig": str(config_path),
+    }
+    return keys, receipt_log
+
+
+@dataclass
+class ClientRun:
+    report: Any
+    exit_code: int | None
+    errors: list[CombinationError]
+    log: Path
+    seconds: float
+
+
+def run_client(
+    ctx: RunContext,
+    adapter: Adapter,
+    *,
+    stage: str,
+    scenario_file: Path,
+    transport: str,
+    auth: str,
+    endpoint: str | None = None,
+    stdio_server: dict[str, Any] | None = None,
+) -> ClientRun:
+    """Run one client process over one scenario file and collect its report."""
+    home = ctx.unique(f"client-{adapter.name}")
+    owner = f"client:{home.name}"
+    report_file = home / "report.json"
+    client_auth, tls = ctx.trust.client_auth(auth, ctx.profile)
+    config: dict[str, Any] = {
+        "transport": transport,
+        "scenarioFile": str(scenario_file),
+        "reportFile": str(report_file),
+        "auth": client_auth,
+        "timeoutMs": int(ctx.timeouts.client * 1000 / 4),
+        "schemaDir": str(CANONICAL_SCHEMAS),
+        "language": adapter.language,
+    }
+    if tls is not None:
+        config["tls"] = tls
+    if endpoint is not None:
+        config["endpoint"] = endpoint
+    if stdio_server is not None:
+        config.update(stdio_server)
+    problem = contract_problem("client-config.schema.json", config)
+    if problem is not None:  # the harness's own slip: never hand an adapter a bad config
+        raise ValueError(f"client config {problem}")
+    config_path = write_json(home / "client-config.json", config)
+    log = home / "client.log"
+    command = [*adapter.commands["client"], "--config", str(config_path)]
+    errors: list[CombinationError] = []
+    exit_code: int | None = None
+    started = time.monotonic()
+    ctx.registry.owner_enter(owner)
+    try:
+        spawned = process.spawn(
+            command,
+            cwd=adapter.directory,
+            owner=owner,
+            label="client",
+            log_path=log,
+        )
+        try:
+            exit_code = process.wait_exit(spawned, ctx.timeouts.client)
+        except process.WatchdogExpired as exc:
+            errors.append(CombinationError(stage, "ClientTimeout", str(exc)))
+        finally:
+            spawned.close()
+        leftovers = process.owned_processes(owner)
+        if leftovers and exit_code is not None:
+            _, alive = psutil.wait_procs(leftovers, timeout=1.0)
+            if alive:
+                names = ", ".join(sorted({p.name() for p in alive if p.is_running()}))
+                errors.append(
+                    CombinationError(
+                        stage, "ProcessLeak", f"left running after the client exited: {names}"
+                    )
+                )
+    except OSError as exc:
+        errors.append(
+            CombinationError(
+                stage, "ClientSpawn", process.spawn_failure("client", command, adapter, exc)
+            )
+        )
+    finally:
+        process.kill_owner(owner)
+        ctx.registry.owner_exit(owner)
+    seconds = time.monotonic() - started
+    report: Any = None
+    if report_file.exists():
+        try:
+            report = load_file(report_file)
+        except JsonError as exc:
+            errors.append(
+                CombinationError(stage, "ReportMalformed", str(exc).replace(str(home), "<client>"))
+            )
+    elif not errors:
+        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
+    return ClientRun(report=report, exit_code=exit_code, errors=errors, log=log, seconds=seconds)

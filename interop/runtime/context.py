@@ -1,0 +1,106 @@
+"""What one run shares: its temp dir, trust, logs, process registry and timeouts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from interop import ROOT
+from interop.issuer import Issuer
+from interop.redact import Redactor
+from interop.runtime import process
+from interop.trust import Trust
+
+
+@dataclass
+class Timeouts:
+    startup: float = 30.0
+    client: float = 120.0
+    shutdown: float = 5.0
+
+
+@dataclass
+class RunContext:
+    """Everything one run shares: its temp dir, trust, logs and process registry."""
+
+    work: Path
+    logs: Path
+    trust: Trust
+    redactor: Redactor
+    registry: process.Registry
+    profile: str
+    timeouts: Timeouts
+    server_reuse: bool = True
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    _counter: itertools.count[int] = field(default_factory=itertools.count)
+
+    def unique(self, prefix: str) -> Path:
+        path = self.work / f"{prefix}-{next(self._counter)}"
+        path.mkdir(parents=True)
+        return path
+
+    def keep_log(self, source: Path | None, name: str) -> None:
+        """Copy an adapter log into the report's log folder, redacted."""
+        if source is None or not source.exists():
+            return
+        target = self.logs / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("ab") as out:
+            out.write(self.redactor.bytes(source.read_bytes()))
+
+
+def write_json(path: Path, value: Any) -> Path:
+    path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    return path
+
+
+@contextmanager
+def run_context(
+    *, logs: Path, auth: list[str], profile: str, timeouts: Timeouts, server_reuse: bool = True
+) -> Iterator[RunContext]:
+    """One run's shared state: temp dir, trust, issuer, process registry, signals.
+
+    SIGTERM and SIGHUP are turned into KeyboardInterrupt for the duration, so
+    every way a run can be stopped kills the adapters and deletes the trust
+    material. Everything this opens is closed on the way out.
+    """
+    process.become_subreaper()
+    redactor = Redactor()
+    registry = process.Registry()
+    redactor.add_path(str(ROOT), "<repo>")
+    logs.mkdir(parents=True, exist_ok=True)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig in previous:
+        signal.signal(sig, signal.default_int_handler)
+    try:
+        with ExitStack() as stack:
+            work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
+            redactor.add_path(str(work), "<run>")
+            stack.callback(shutil.rmtree, work, True)
+            trust = Trust.create(redactor, parent=work)
+            stack.callback(trust.destroy)
+            stack.callback(registry.kill_all)
+            if "oauth" in auth:
+                stack.enter_context(Issuer(trust, profile))
+            yield RunContext(
+                work=work,
+                logs=logs,
+                trust=trust,
+                redactor=redactor,
+                registry=registry,
+                profile=profile,
+                timeouts=timeouts,
+                server_reuse=server_reuse,
+            )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,163 @@
+"""One running server adapter process over HTTP, with its control listener."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from interop import ROOT
+from interop.contract.check import contract_problem
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import JsonError, load_file
+from interop.results import CombinationError
+from interop.runtime import process
+from interop.runtime.context import RunContext, write_json
+from interop.runtime.control import ControlError, call
+from interop.runtime.receipts import read_receipt_log
+
+
+class ServerStartError(RuntimeError):
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
+class Server:
+    """One running server adapter process over HTTP, with its control listener."""
+
+    def __init__(
+        self, ctx: RunContext, adapter: Adapter, transport: str, auth: str, scenario_file: Path
+    ) -> None:
+        self.ctx = ctx
+        self.adapter = adapter
+        self.transport = transport
+        self.auth = auth
+        self.home = ctx.unique(f"server-{adapter.name}-{auth}")
+        self.owner = f"server:{self.home.name}"
+        self.log = self.home / "server.log"
+        self.receipt_log = self.home / "receipts.jsonl" if adapter.receipt_log else None
+        self.readiness_file = self.home / "ready" / "readiness.json"
+        self.readiness_file.parent.mkdir()
+        self.scenario_file = scenario_file
+        self.endpoint = ""
+        self.control = ""
+        self.spawned: process.Spawned | None = None
+        self.leaks: list[str] = []  # processes other than the server left at stop
+
+    def config(self) -> dict[str, Any]:
+        auth, tls = self.ctx.trust.server_auth(self.auth, self.ctx.profile)
+        config: dict[str, Any] = {
+            "transport": self.transport,
+            "readinessFile": str(self.readiness_file),
+            "scenarioFile": str(self.scenario_file),
+            "auth": auth,
+            "schemaDir": str(ROOT / "schemas" / "draft"),
+        }
+        if tls is not None:
+            config["tls"] = tls
+        if self.receipt_log is not None:
+            config["receiptLog"] = str(self.receipt_log)
+        return config
+
+    def start(self) -> None:
+        config_path = write_json(self.home / "server-config.json", self.config())
+        command = [*self.adapter.commands["server"], "--config", str(config_path)]
+        self.ctx.registry.owner_enter(self.owner)
+        started = time.monotonic()
+        try:
+            self.spawned = process.spawn(
+                command,
+                cwd=self.adapter.directory,
+                owner=self.owner,
+                label="server",
+                log_path=self.log,
+            )
+        except OSError as exc:
+            raise ServerStartError(
+                "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
+            ) from None
+        try:
+            process.wait_for_file(self.readiness_file, self.ctx.timeouts.startup, self.spawned)
+            readiness = load_file(self.readiness_file)
+        except process.WatchdogExpired as exc:
+            raise ServerStartError("StartupTimeout", f"{exc}{self._log_tail()}") from None
+        except ProcessLookupError:
+            raise ServerStartError(
+                "ServerExit",
+                f"the server {self.exit_description()} before it was ready{self._log_tail()}",
+            ) from None
+        except JsonError as exc:
+            raise ServerStartError("ReadinessMalformed", str(exc)) from None
+        problem = contract_problem("readiness.schema.json", readiness)
+        if problem is not None:
+            raise ServerStartError("ReadinessMalformed", f"readiness file {problem}")
+        endpoint = readiness["endpoint"]
+        if self.transport == "http" and not isinstance(endpoint, str):
+            raise ServerStartError("ReadinessMalformed", "an HTTP server must publish its endpoint")
+        self.endpoint = endpoint or ""
+        self.control = readiness["controlEndpoint"]
+        remaining = max(0.5, self.ctx.timeouts.startup - (time.monotonic() - started))
+        try:
+            health = call(self.control, "GET", "/health", timeout=remaining)
+        except ControlError as exc:
+            raise ServerStartError("HealthFailed", str(exc)) from None
+        problem = contract_problem("control.schema.json#/$defs/health", health)
+        if problem is not None:
+            raise ServerStartError("HealthFailed", f"GET /health answer {problem}")
+
+    def exit_description(self) -> str | None:
+        """None while the server runs, else how it ended (`was killed by signal 9 ...`)."""
+        if self.spawned is None:
+            return "never started"
+        code = self.spawned.popen.poll()
+        return None if code is None else process.describe_exit(code)
+
+    def _log_tail(self, lines: int = 5) -> str:
+        """The last lines of the server's log, redacted, for an error message."""
+        if not self.log.exists():
+            return ""
+        text = self.ctx.redactor(self.log.read_text(encoding="utf-8", errors="replace"))
+        tail = [line for line in text.splitlines() if line.strip()][-lines:]
+        return ("; its log ends: " + " | ".join(tail)) if tail else ""
+
+    def reset(self, scenario_file: Path) -> None:
+        answer = call(self.control, "POST", "/reset", {"scenarioFile": str(scenario_file)})
+        problem = contract_problem("control.schema.json#/$defs/reset", answer)
+        if problem is not None:
+            raise ControlError(f"POST /reset answer {problem}")
+        self.scenario_file = scenario_file
+
+    def receipt_offset(self) -> int:
+        if self.receipt_log is None or not self.receipt_log.exists():
+            return 0
+        return self.receipt_log.stat().st_size
+
+    def receipts(self, offset: int) -> tuple[list[Any] | None, list[CombinationError]]:
+        if self.receipt_log is not None:
+            return read_receipt_log(self.receipt_log, offset)
+        try:
+            answer = call(self.control, "GET", "/receipts")
+        except ControlError as exc:
+            return None, [CombinationError("receipts", "ReceiptsUnavailable", str(exc))]
+        problem = contract_problem("control.schema.json#/$defs/receipts", answer)
+        if problem is not None:
+            return None, [
+                CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")
+            ]
+        return answer["requests"], []
+
+    def stop(self) -> None:
+        """Shut down politely, then kill the tree; remember anything left behind."""
+        if self.spawned is not None and self.spawned.popen.poll() is None and self.control:
+            try:
+                call(self.control, "POST", "/shutdown", {}, timeout=self.ctx.timeouts.shutdown)
+                process.wait_exit(self.spawned, self.ctx.timeouts.shutdown)
+            except (ControlError, process.WatchdogExpired):
+                pass
+        if self.spawned is not None:
+            self.spawned.close()
+        main = self.spawned.pid if self.spawned is not None else -1
+        killed = process.kill_owner(self.owner)
+        self.leaks = [f"{name} (pid {pid})" for pid, name in sorted(killed.items()) if pid != main]
+        self.ctx.registry.owner_exit(self.owner)

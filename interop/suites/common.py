@@ -1,0 +1,124 @@
+"""Checks every suite shares: a client's report, and the receipts a server kept.
+
+A suite judges what its rows mean; these only check that the report and the
+receipts are whole and honest (every id exactly once, every request received
+exactly once and unchanged).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from interop.contract.check import contract_problem
+from interop.jsonvalue import strict_equal
+from interop.results import CombinationError
+
+BLIND_STATUSES = ("completed", "failed", "unsupported")
+V1_STATUSES = ("passed", "failed", "unsupported", "inapplicable")
+
+
+def check_report(
+    report: Any, language: str, scenario_ids: set[str], blind: bool, stage: str
+) -> tuple[dict[str, dict[str, Any]], list[CombinationError]]:
+    """The report's entries by id, and what is wrong with the report as a whole."""
+    problem = contract_problem("client-report.schema.json", report)
+    if problem is not None and (
+        not isinstance(report, dict) or not isinstance(report.get("results"), list)
+    ):
+        return {}, [CombinationError(stage, "ReportMalformed", f"report {problem}")]
+    errors: list[CombinationError] = []
+    if problem is not None:
+        errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
+    if report.get("language") != language:
+        errors.append(
+            CombinationError(
+                stage,
+                "LanguageMismatch",
+                f"report language {report.get('language')!r} is not the adapter's {language!r}",
+            )
+        )
+    entries: dict[str, dict[str, Any]] = {}
+    counts: Counter[str] = Counter()
+    allowed = BLIND_STATUSES if blind else V1_STATUSES
+    for index, entry in enumerate(report["results"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            errors.append(
+                CombinationError(stage, "ReportMalformed", f"results[{index}] has no string id")
+            )
+            continue
+        if entry.get("status") not in allowed:
+            errors.append(
+                CombinationError(
+                    stage,
+                    "ReportMalformed",
+                    f"results[{index}] ({entry['id']}): status {entry.get('status')!r} "
+                    f"is not one of {', '.join(allowed)}",
+                )
+            )
+        counts[entry["id"]] += 1
+        entries[entry["id"]] = entry
+    unknown = sorted(set(counts) - scenario_ids)
+    duplicated = sorted(i for i, n in counts.items() if n > 1)
+    missing = sorted(scenario_ids - set(counts))
+    if unknown:
+        errors.append(
+            CombinationError(stage, "ResultUnknownId", f"unknown ids: {', '.join(unknown[:5])}")
+        )
+    if duplicated:
+        errors.append(
+            CombinationError(
+                stage, "ResultDuplicateId", f"ids reported twice: {', '.join(duplicated[:5])}"
+            )
+        )
+    if missing:
+        errors.append(
+            CombinationError(
+                stage,
+                "ResultMissing",
+                f"{len(missing)} ids not reported, e.g. {', '.join(missing[:5])}",
+            )
+        )
+    return entries, errors
+
+
+def check_receipts(
+    receipts: list[Any], requests: Mapping[str, Any], sent: set[str], stage: str
+) -> list[CombinationError]:
+    """Every receipt is one of `requests` (by id), unchanged, once; every `sent` id arrived."""
+    errors: list[CombinationError] = []
+    counts: Counter[str] = Counter()
+    for index, receipt in enumerate(receipts):
+        rid = receipt.get("id") if isinstance(receipt, dict) else None
+        if not isinstance(rid, str) or rid not in requests:
+            errors.append(
+                CombinationError(
+                    stage, "ReceiptUnknown", f"receipt {index} has an unknown id {rid!r}"
+                )
+            )
+            continue
+        counts[rid] += 1
+        if not strict_equal(receipt, requests[rid]):
+            errors.append(
+                CombinationError(
+                    stage, "ReceiptMismatch", f"{rid}: the server received a different request"
+                )
+            )
+    duplicated = sorted(i for i, n in counts.items() if n > 1)
+    if duplicated:
+        errors.append(
+            CombinationError(
+                stage, "ReceiptDuplicate", f"received twice: {', '.join(duplicated[:5])}"
+            )
+        )
+    missing = sorted(sent - set(counts))
+    if missing:
+        errors.append(
+            CombinationError(
+                stage,
+                "ReceiptMissing",
+                f"{len(missing)} requests never received, e.g. {', '.join(missing[:5])}",
+            )
+        )
+    return errors

@@ -1,0 +1,151 @@
+"""The core suite's verdict: the one place that compares expected with actual.
+
+Input: one scenario set, the client's report, the server's receipts and the
+client's exit status. Output: a verdict per scenario row plus combination-level
+errors. Any combination-level error fails every row of the combination.
+The harness never applies an effect here: it only compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from interop.jsonvalue import ABSENT, dumps_compact, first_difference, strict_equal
+from interop.results import CombinationError, RowVerdict, Status
+from interop.runtime.process import describe_exit
+from interop.suites.common import check_receipts, check_report
+from interop.suites.core.scenarios import REJECTED, Scenario, ScenarioSet, expectation
+
+SEMANTIC_KEYS = (
+    "result",
+    "flow",
+    "injections",
+    "continuationInstructions",
+    "continuationRemaining",
+    "rejected",
+)
+HOST_LAYER = "host-input-schema"
+
+
+@dataclass
+class SetVerdict:
+    rows: list[RowVerdict]
+    errors: list[CombinationError]
+
+
+def judge(scenario: Scenario, entry: dict[str, Any]) -> str | None:
+    """None when `entry` shows the expected outcome, else the first difference."""
+    if "actual" not in entry:
+        return "the result has no 'actual'"
+    actual = entry["actual"]
+    if scenario.expect_error:
+        if strict_equal(actual, REJECTED):
+            return None
+        if scenario.host_expected is not None and entry.get("sdkAccepted") is True:
+            if entry.get("hostAccepted") is not False or entry.get("rejectionLayer") != HOST_LAYER:
+                return (
+                    "a host-layer rejection needs hostAccepted: false and "
+                    f"rejectionLayer: {HOST_LAYER!r}"
+                )
+            found = first_difference(scenario.host_expected, actual)
+            if found is None:
+                return None
+            return "host-layer rejection: " + _describe(*found)
+        return f"expected the whole response to be rejected, got {_shown(actual)}"
+    expected = scenario.expected or {}
+    if not isinstance(actual, dict):
+        return f"'actual' must be an object, got {_shown(actual)}"
+    for key in sorted(expected):
+        if key not in actual:
+            return f"$.{key}: missing (expected {_shown(expected[key])})"
+        found = first_difference(expected[key], actual[key], f"$.{key}")
+        if found is not None:
+            return _describe(*found)
+    for key in SEMANTIC_KEYS:
+        if key in actual and key not in expected:
+            return f"$.{key}: not expected here, got {_shown(actual[key])}"
+    return None
+
+
+def _shown(value: Any, limit: int = 160) -> str:
+    text = "<absent>" if value is ABSENT else dumps_compact(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _describe(path: str, expected: Any, actual: Any) -> str:
+    """`$.input.range.end: expected 60, got 61` (each side shortened to one line)."""
+    return f"{path}: expected {_shown(expected)}, got {_shown(actual)}"
+
+
+def verify_set(
+    scenario_set: ScenarioSet,
+    *,
+    report: Any,
+    receipts: list[Any] | None,
+    client_exit: int | None,
+    language: str,
+    blind: bool,
+    stage: str,
+    prior_errors: list[CombinationError] | None = None,
+) -> SetVerdict:
+    """Judge every row of one scenario set for one combination."""
+    errors = list(prior_errors or [])
+    scenarios = scenario_set.by_id()
+    entries: dict[str, dict[str, Any]] = {}
+    if report is not None:
+        entries, report_errors = check_report(report, language, set(scenarios), blind, stage)
+        errors.extend(report_errors)
+    elif not any(e.error_class.startswith("Report") for e in errors):
+        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
+    # A client following contract v1 exits nonzero when one of its rows failed;
+    # the rows themselves say which, so only blind clients must exit 0.
+    if client_exit not in (0, None) and blind:
+        errors.append(
+            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
+        )
+    if report is not None:
+        sent = {
+            i for i, e in entries.items() if i in scenarios and e.get("status") != "unsupported"
+        }
+        if receipts is None:
+            errors.append(
+                CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")
+            )
+        else:
+            requests = {sid: s.request for sid, s in scenarios.items()}
+            errors.extend(check_receipts(receipts, requests, sent, stage))
+    rows: list[RowVerdict] = []
+    for scenario in scenario_set.scenarios:
+        entry = entries.get(scenario.id)
+        row = RowVerdict(
+            set=scenario_set.name,
+            id=scenario.id,
+            status=Status.FAILED,
+            expected=expectation(scenario),
+            actual=entry.get("actual") if entry else None,
+            adapter_status=entry.get("status") if entry else None,
+        )
+        if entry is not None:
+            for key in ("sdkAccepted", "hostAccepted", "rejectionLayer"):
+                if key in entry:
+                    row.diagnostics[key] = entry[key]
+            if isinstance(entry.get("error"), str):
+                row.error = entry["error"]
+        if errors:
+            row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
+        elif entry is None:
+            row.error = "no result"
+        elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
+            row.status = Status(row.adapter_status)
+        elif row.adapter_status == Status.FAILED:
+            row.error = row.error or "the client reported a failure"
+        else:
+            difference = judge(scenario, entry)
+            if difference is None:
+                row.status = Status.PASSED
+                row.error = None
+            else:
+                row.error = difference
+        rows.append(row)
+    return SetVerdict(rows=rows, errors=errors)
