@@ -15,9 +15,12 @@ from interop.contract.manifest import Adapter, ManifestError, discover
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
+from interop.replay import unit_tests
 from interop.results import error_table
 from interop.runner import MatrixOptions, UsageError, run_matrix
+from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
+from interop.smoke import smoke
 from interop.suites import SUITES
 from interop.suites.base import ScenarioError
 
@@ -158,12 +161,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     fuzz.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    smoke = commands.add_parser(
+        "smoke",
+        help="bring up a new adapter: check its manifest, build, server and client, with fixes",
+    )
+    adapter_options(smoke)
+    smoke.add_argument(
+        "--reference",
+        metavar="NAME",
+        help="the server the client is checked against (default: python, else the first other)",
+    )
+    smoke.add_argument("--no-build", action="store_true", help="do not run its build command")
+
     errors = commands.add_parser("errors", help="print the table of error classes (docs/errors.md)")
     adapter_options(errors)
 
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
-    tests = commands.add_parser("unit-tests", help="run every adapter's own tests (`test`)")
+    tests = commands.add_parser(
+        "unit-tests",
+        help="run every adapter's own tests (`test`), then judge its `replay` of the core sets",
+    )
     adapter_options(tests)
     return parser
 
@@ -220,6 +238,17 @@ def _fuzz(args: argparse.Namespace, adapters: dict[str, Adapter], argv: list[str
     return run_fuzz(options, adapters)
 
 
+def _smoke(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
+    if len(args.adapter_dir) != 1:
+        raise UsageError("smoke checks one adapter: pass exactly one --adapter-dir PATH")
+    directory = args.adapter_dir[0].resolve()
+    others = {n: a for n, a in adapters.items() if a.directory != directory}
+    name = args.reference or ("python" if "python" in others else next(iter(sorted(others)), None))
+    if name is not None and name not in others:
+        raise UsageError(f"unknown --reference {name!r} (known: {', '.join(sorted(others))})")
+    return smoke(directory, others[name] if name else None, build=not args.no_build)
+
+
 def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) -> list[str]:
     if names is None:
         return sorted(adapters)
@@ -250,14 +279,22 @@ def _run_each(adapters: dict[str, Adapter], names: list[str], key: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(raw)
+    with interrupts.handled():
+        return _main(args, raw)
+
+
+def _main(args: argparse.Namespace, raw: list[str]) -> int:
     try:
-        adapters = discover(args.adapters_root, [p.resolve() for p in args.adapter_dir])
+        extra = [] if args.command == "smoke" else [p.resolve() for p in args.adapter_dir]
+        adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":
             return _fuzz(args, adapters, raw[1:])
         if args.command == "build":
             return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "build")
         if args.command == "unit-tests":
-            return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "test")
+            return unit_tests(adapters, _select(adapters, args.adapters, "adapters"))
+        if args.command == "smoke":
+            return _smoke(args, adapters)
         if args.command == "errors":
             print(error_table())
             return 0

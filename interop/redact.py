@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import threading
 
@@ -10,6 +12,30 @@ _VOLATILE = (
     (re.compile(r"(127\.0\.0\.1|localhost|\[::1\]):\d+"), r"\1:<port>"),
     (re.compile(r"\bpid \d+"), "pid <pid>"),
 )
+
+
+def _across_lines(text: str, secrets: list[str]) -> str:
+    """Redact secrets that a line break (and the next line's indentation) splits."""
+    kept: list[int] = []  # index in `text` of each character of the joined view
+    index = 0
+    while index < len(text):
+        if text[index] in "\r\n":
+            index += 1
+            while index < len(text) and text[index] in " \t\r\n":
+                index += 1
+            continue
+        kept.append(index)
+        index += 1
+    joined = "".join(text[i] for i in kept)
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        start = joined.find(secret)
+        while start != -1:
+            spans.append((kept[start], kept[start + len(secret) - 1] + 1))
+            start = joined.find(secret, start + len(secret))
+    for begin, end in sorted(set(spans), reverse=True):
+        text = text[:begin] + PLACEHOLDER + text[end:]
+    return text
 
 
 class Redactor:
@@ -26,10 +52,16 @@ class Redactor:
             self._paths[path] = placeholder
 
     def add(self, secret: str) -> None:
+        """Register a secret with its encodings: JSON-escaped, base64 and base64url."""
         if len(secret) < 8:
             raise ValueError("refusing to register a secret shorter than 8 characters")
+        raw = secret.encode("utf-8")
+        forms = {secret, json.dumps(secret)[1:-1]}
+        for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+            text = encoded.decode("ascii")
+            forms.update({text, text.rstrip("=")})
         with self._lock:
-            self._secrets.add(secret)
+            self._secrets.update(form for form in forms if len(form) >= 8)
 
     def __call__(self, text: str) -> str:
         with self._lock:
@@ -37,6 +69,8 @@ class Redactor:
         for secret in secrets:
             if secret in text:
                 text = text.replace(secret, PLACEHOLDER)
+        if "\n" in text:
+            text = _across_lines(text, secrets)
         return text
 
     def stable(self, text: str) -> str:

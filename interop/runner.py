@@ -9,7 +9,6 @@ ran is `not-run`.
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
@@ -25,6 +24,7 @@ from interop.report import build_document, build_timings, write_reports
 from interop.report.terminal import failure_summary
 from interop.report.write import ReportPaths
 from interop.results import CombinationError, Outcome, Status
+from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
 from interop.suites import SUITES
 from interop.suites.base import Job, ScenarioSets, Suite
@@ -74,9 +74,20 @@ class Progress:
         self._lock = threading.Lock()
         self._last = time.monotonic()
         self._started = self._last
+        self.finished: list[Outcome] = []  # every outcome reported so far, in order
+        self.closed = False
+
+    def close(self) -> list[Outcome]:
+        """Stop accepting outcomes; those reported until now."""
+        with self._lock:
+            self.closed = True
+            return list(self.finished)
 
     def report(self, outcome: Outcome) -> None:
         with self._lock:
+            if self.closed:
+                return  # finished after the interrupt: an artefact of the kill, not a result
+            self.finished.append(outcome)
             self.done += 1
             self._last = time.monotonic()
             if self.quiet:
@@ -107,10 +118,6 @@ def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
         Outcome(suite, c, errors=[CombinationError("harness", "HarnessError", message)])
         for c in job.combinations
     ]
-
-
-def _not_run(suite: str, job: Job, reason: str, rows: int) -> list[Outcome]:
-    return [Outcome(suite, c, not_run=reason, skipped_rows=rows) for c in job.combinations]
 
 
 def check_output(output: Path) -> ReportPaths:
@@ -155,28 +162,29 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     progress = Progress(sum(len(j.combinations) for j in jobs), options.quiet)
     started = time.monotonic()
     paths.prepare_logs()
-    interrupted = False
-    with run_context(
-        logs=paths.logs,
-        auth=options.auth,
-        profile=options.profile,
-        timeouts=options.timeouts,
-        server_reuse=options.server_reuse,
-    ) as ctx:
-        interrupted = _run_jobs(suite, jobs, ctx, options, adapters, progress, outcomes, paths)
-        redactor = ctx.redactor
-    meta = _meta(options, adapters)
-    document = build_document(
-        outcomes,
-        meta,
-        options.sets.describe(),
-        incomplete=interrupted,
-        full=options.full_report,
-    )
-    timings = build_timings(outcomes, time.monotonic() - started)
-    written = write_reports(paths, document, timings, redactor)
-    _print_summary(document, written, time.monotonic() - started, options.quiet)
-    if interrupted:
+    with interrupts.handled():
+        with run_context(
+            logs=paths.logs,
+            auth=options.auth,
+            profile=options.profile,
+            timeouts=options.timeouts,
+            server_reuse=options.server_reuse,
+        ) as ctx:
+            interrupted = _run_jobs(suite, jobs, ctx, options, adapters, progress, outcomes, paths)
+            interrupts.hold()  # from here on a signal waits until the report is written
+        meta = _meta(options, adapters)
+        document = build_document(
+            outcomes,
+            meta,
+            options.sets.describe(),
+            incomplete=interrupted,
+            full=options.full_report,
+        )
+        timings = build_timings(outcomes, time.monotonic() - started)
+        written = write_reports(paths, document, timings, ctx.redactor)
+        _print_summary(document, written, time.monotonic() - started, options.quiet)
+        late = interrupts.arrived()
+    if interrupted or late:
         return 130
     counts = document["summary"]["combinations"]
     if counts[Status.FAILED]:
@@ -225,23 +233,26 @@ def _run_jobs(
                     outcomes.extend(failed)
         return False
     except KeyboardInterrupt:
-        # Nothing may interrupt the cleanup: further signals wait until the report is out.
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)
+        interrupts.hold()  # nothing may interrupt the cleanup or the report
         ctx.cancelled.set()
+        finished = progress.close()
         print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
         ctx.registry.kill_all()
         executor.shutdown(wait=True, cancel_futures=True)
-        for future, job in pending.items():
-            if future.done() and not future.cancelled() and future.exception() is None:
-                outcomes.extend(future.result())
-            else:
-                outcomes.extend(
-                    _not_run(options.suite, job, "the run was interrupted before it finished", rows)
-                )
+        known = {o.combination for o in outcomes}
+        outcomes.extend(o for o in finished if o.combination not in known)
+        known |= {o.combination for o in finished}
         for job in jobs:
-            if not any(job.combinations[0] == o.combination for o in outcomes):
-                outcomes.extend(_not_run(options.suite, job, "the run was interrupted", rows))
+            for combination in job.combinations:
+                if combination not in known:
+                    outcomes.append(
+                        Outcome(
+                            options.suite,
+                            combination,
+                            not_run="the run was interrupted before this combination finished",
+                            skipped_rows=rows,
+                        )
+                    )
         return True
     finally:
         executor.shutdown(wait=True, cancel_futures=True)

@@ -15,8 +15,8 @@ import psutil
 import pytest
 
 from interop.cli import main
-from interop.runtime.process import OWNER_VARIABLE
 from interop.report.document import rows_of
+from interop.runtime.process import OWNER_VARIABLE
 from tests.conftest import FAKE, matrix_argv
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -44,6 +45,12 @@ def test_redactor_replaces_every_secret() -> None:
     redact = Redactor()
     redact.add("super-secret-token")
     assert redact("Bearer super-secret-token!") == "Bearer [REDACTED]!"
+    encoded = base64.b64encode(b"super-secret-token").decode()
+    assert redact(f"basic {encoded} / {encoded.rstrip('=')}") == "basic [REDACTED] / [REDACTED]"
+    url = base64.urlsafe_b64encode(b"super-secret-token").decode().rstrip("=")
+    assert "super" not in redact(url) and redact(url) == "[REDACTED]"
+    assert redact("token: super-secr\n    et-token end") == "token: [REDACTED] end"
+    assert redact("a\nb") == "a\nb"
     with pytest.raises(ValueError, match="shorter"):
         redact.add("short")
 

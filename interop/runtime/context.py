@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import signal
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 from interop import ROOT
 from interop.issuer import Issuer
 from interop.redact import Redactor
-from interop.runtime import process
+from interop.runtime import interrupts, process
 from interop.trust import Trust
 
 
@@ -69,28 +68,29 @@ def run_context(
 ) -> Iterator[RunContext]:
     """One run's shared state: temp dir, trust, issuer, process registry, signals.
 
-    SIGTERM and SIGHUP are turned into KeyboardInterrupt for the duration, so
-    every way a run can be stopped kills the adapters and deletes the trust
-    material. Everything this opens is closed on the way out.
+    SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt for the duration
+    (`interrupts.handled`), so every way a run can be stopped kills the
+    adapters and deletes the trust material; setting up and tearing down are
+    never cut in half by a signal. Everything this opens is closed on the way out.
     """
     process.become_subreaper()
     redactor = Redactor()
     registry = process.Registry()
     redactor.add_path(str(ROOT), "<repo>")
     logs.mkdir(parents=True, exist_ok=True)
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    for sig in previous:
-        signal.signal(sig, signal.default_int_handler)
-    try:
-        with ExitStack() as stack:
-            work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
-            redactor.add_path(str(work), "<run>")
-            stack.callback(shutil.rmtree, work, True)
-            trust = Trust.create(redactor, parent=work)
-            stack.callback(trust.destroy)
-            stack.callback(registry.kill_all)
-            if "oauth" in auth:
-                stack.enter_context(Issuer(trust, profile))
+    with interrupts.handled():
+        stack = ExitStack()
+        try:
+            with interrupts.deferred():  # nothing made here may escape its removal
+                stack.callback(registry.kill_all)
+                work = Path(tempfile.mkdtemp(prefix="ahp-run-"))
+                stack.callback(shutil.rmtree, work, True)
+                redactor.add_path(str(work), "<run>")
+                trust = Trust.create(redactor, parent=work)
+                stack.callback(trust.destroy)
+                stack.callback(registry.kill_all)
+                if "oauth" in auth:
+                    stack.enter_context(Issuer(trust, profile))
             yield RunContext(
                 work=work,
                 logs=logs,
@@ -101,6 +101,6 @@ def run_context(
                 timeouts=timeouts,
                 server_reuse=server_reuse,
             )
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        finally:
+            with interrupts.deferred():
+                stack.close()

@@ -44,6 +44,7 @@ class Server:
         self.control = ""
         self.spawned: process.Spawned | None = None
         self.leaks: list[str] = []  # processes other than the server left at stop
+        self.stdout_log: Path | None = None  # stdout apart from the log (smoke checks it)
 
     def config(self) -> dict[str, Any]:
         auth, tls = self.ctx.trust.server_auth(self.auth, self.ctx.profile)
@@ -66,13 +67,17 @@ class Server:
         self.ctx.registry.owner_enter(self.owner)
         started = time.monotonic()
         try:
+            stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
             self.spawned = process.spawn(
                 command,
                 cwd=self.adapter.directory,
                 owner=self.owner,
                 label="server",
                 log_path=self.log,
+                stdout=stdout,
             )
+            if stdout is not None:
+                stdout.close()
         except OSError as exc:
             raise ServerStartError(
                 "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)

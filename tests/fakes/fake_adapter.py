@@ -43,7 +43,20 @@ class State:
 
     def load(self, path: str) -> None:
         with open(path) as handle:
-            self.responses = {s["id"]: s["response"] for s in json.load(handle)["scenarios"]}
+            scenarios = json.load(handle)["scenarios"]
+        self.responses = {s["id"]: s["response"] for s in scenarios}
+        self.barriers = {s["id"]: s["barrier"] for s in scenarios if "barrier" in s}
+        self.gates: dict[str, threading.Event] = {}
+
+    def gate(self, name: str) -> threading.Event:
+        with self.lock:
+            return self.gates.setdefault(name, threading.Event())
+
+    def hold(self, message: Any) -> None:
+        """A scenario naming a barrier is answered only after POST /release."""
+        name = self.barriers.get(message.get("id")) if isinstance(message, dict) else None
+        if name is not None and self.behaviour != "ignore-release":
+            self.gate(name).wait(30)
 
     def receive(self, message: Any) -> Any:
         recorded = json.loads(json.dumps(message))
@@ -55,7 +68,13 @@ class State:
             if log:
                 with open(log, "a") as handle:
                     handle.write(json.dumps({"kind": "request", "message": recorded}) + "\n")
-        return self.responses.get(message.get("id"))
+        if message.get("id") not in self.responses:
+            return {
+                "jsonrpc": "2.0",
+                "id": message.get("id"),
+                "error": {"code": -32602, "message": "no scenario has this id"},
+            }
+        return self.responses[message.get("id")]
 
 
 def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
@@ -94,17 +113,30 @@ def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
                     self.reply({"shutdown": True})
                     threading.Thread(target=lambda: os._exit(0)).start()
                 else:
-                    self.reply({"released": True})
+                    name = body.get("barrier") if isinstance(body, dict) else None
+                    if isinstance(name, str):
+                        state.gate(name).set()
+                    self.reply({"released": name})
                 return
-            self.reply(state.receive(body))
+            answer = state.receive(body)
+            state.hold(body)
+            self.reply(answer)
 
     return Handler
 
 
 def server(config: dict[str, Any], behaviour: str) -> int:
+    missing = [k for k in ("transport", "readinessFile", "scenarioFile") if k not in config]
+    if missing:
+        print(f"fake: config: missing {', '.join(missing)}", file=sys.stderr)
+        return 2
     state = State(config, behaviour)
     if behaviour == "server-crash":
         return 3
+    if behaviour == "stdout-garbage" and config["transport"] == "http":
+        print("fake server says hello on stdout", flush=True)
+    if behaviour == "no-readiness":
+        time.sleep(3600)
     control = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state, True))
     threading.Thread(target=control.serve_forever, daemon=True).start()
     endpoint = None
@@ -137,6 +169,19 @@ def server(config: dict[str, Any], behaviour: str) -> int:
 # -- client ---------------------------------------------------------------------
 
 
+CORE_EVENTS = (
+    "tool.before",
+    "tool.after",
+    "turn.finish.before",
+    "model.request.before",
+    "context.compact.before",
+    "context.compact.after",
+    "user.message.outbound",
+    "user.elicitation.result",
+    "workspace.change.before",
+)
+
+
 def client(config: dict[str, Any], behaviour: str) -> int:
     scenarios = json.loads(Path(config["scenarioFile"]).read_text())["scenarios"]
     if behaviour == "crash":
@@ -158,6 +203,9 @@ def client(config: dict[str, Any], behaviour: str) -> int:
     send = http_sender(config) if config["transport"] == "http" else stdio_sender(config)
     results = []
     for index, scenario in enumerate(scenarios):
+        if scenario["request"]["params"]["event"]["type"] not in CORE_EVENTS:
+            results.append({"id": scenario["id"], "status": "unsupported", "error": "unknown"})
+            continue
         if behaviour == "skip-send" and index == 0:
             pass
         else:

@@ -88,8 +88,12 @@ def verify_set(
     blind: bool,
     stage: str,
     prior_errors: list[CombinationError] | None = None,
+    wire: bool = True,
 ) -> SetVerdict:
-    """Judge every row of one scenario set for one combination."""
+    """Judge every row of one scenario set for one combination.
+
+    `wire=False` judges an in-process replay: no server, so no receipts.
+    """
     errors = list(prior_errors or [])
     scenarios = scenario_set.by_id()
     entries: dict[str, dict[str, Any]] = {}
@@ -104,7 +108,7 @@ def verify_set(
         errors.append(
             CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
         )
-    if report is not None:
+    if report is not None and wire:
         sent = {
             i for i, e in entries.items() if i in scenarios and e.get("status") != "unsupported"
         }

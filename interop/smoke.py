@@ -1,0 +1,485 @@
+"""`python -m interop smoke --adapter-dir PATH`: bring up a new adapter, check it end to end.
+
+A checklist of the contract, each item passed or failed with the fix:
+the manifest, the build, a server over HTTP (readiness, control API, a known
+row answered unchanged and receipted, an unknown id answered with a JSON-RPC
+error and receipted, a barrier held until released, nothing on stdout,
+shutdown, nothing left running), the server over stdio (one line in, one
+line out, nothing else on stdout), an unusable config (exit 2), and the
+client against a reference server on a few core rows plus one event it
+cannot know (which it must call `unsupported`, never pass or fail).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from interop import ROOT
+from interop.contract.check import contract_problem
+from interop.contract.manifest import Adapter, ManifestError, load_manifest
+from interop.jsonvalue import JsonError, dumps_canonical, loads
+from interop.results import ERRORS, Status
+from interop.runtime import process
+from interop.runtime.client import CANONICAL_SCHEMAS, run_client
+from interop.runtime.context import RunContext, Timeouts, run_context, write_json
+from interop.runtime.control import ControlError, call
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.core.scenarios import load_set
+from interop.suites.core.verify import verify_set
+
+ROWS = (  # a few core rows: a decision, a rejection, a supplied result, an edit
+    "tool.before.decision.no-effects-runs-tool",
+    "tool.before.decision.deny-blocks-tool",
+    "tool.before.return.null",
+    "tool.before.modify.merge-replaces-nested-object-whole",
+    "tool.before.envelope.jsonrpc-1-0",
+)
+UNKNOWN_EVENT = "smoke.turn-start-is-not-a-core-boundary"
+BARRIER = "smoke-gate"
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str = ""
+    fix: str = ""
+
+
+@dataclass
+class Checklist:
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, problem: str | None, fix: str = "") -> bool:
+        self.checks.append(Check(name, problem is None, problem or "", fix if problem else ""))
+        mark = "ok  " if problem is None else "FAIL"
+        print(f"{mark} {name}" + (f": {problem}" if problem else ""), file=sys.stderr, flush=True)
+        if problem and fix:
+            print(f"     fix: {fix}", file=sys.stderr, flush=True)
+        return problem is None
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+
+def _fix(error_class: str) -> str:
+    return ERRORS[error_class].action
+
+
+def _post(url: str, body: bytes, timeout: float = 10.0) -> tuple[int, bytes]:
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(
+        parts.hostname or "127.0.0.1", parts.port, timeout=timeout
+    )
+    try:
+        connection.request(
+            "POST", parts.path or "/", body=body, headers={"Content-Type": "application/json"}
+        )
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+def _rows(work: Path) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
+    """A small scenario file: some core rows, one barrier row and one unknown event."""
+    core = load_set(ROOT / "scenarios" / "core.json")
+    chosen = [s.raw for s in core.scenarios if s.id in ROWS]
+    assert len(chosen) == len(ROWS), "a smoke row is missing from scenarios/core.json"
+    held = json.loads(json.dumps(chosen[0]))
+    for place in (held, held["request"], held["request"]["params"]["event"]):
+        place["id"] = "smoke.barrier-holds-the-reply"
+    held["response"]["id"] = held["id"]
+    held["barrier"] = BARRIER
+    unknown = {
+        "id": UNKNOWN_EVENT,
+        "request": {
+            "jsonrpc": "2.0",
+            "id": UNKNOWN_EVENT,
+            "method": "hooks/intercept",
+            "params": {
+                "protocolVersion": "draft",
+                "event": {
+                    "id": UNKNOWN_EVENT,
+                    "source": "urn:ahp-interop:smoke",
+                    "type": "turn.start",
+                    "time": "2026-05-04T08:30:00Z",
+                    "session": {"id": "smoke"},
+                    "turn": {"id": "turn-1"},
+                    "trigger": "user",
+                    "items": [],
+                },
+                "capabilities": {"effects": ["deny", "message"]},
+            },
+        },
+        "response": {
+            "jsonrpc": "2.0",
+            "id": UNKNOWN_EVENT,
+            "result": {"protocolVersion": "draft", "effects": []},
+        },
+        "expected": {"decision": "allow", "executed": True, "messages": []},
+    }
+    rows = [*chosen, held, unknown]
+    path = work / "smoke.json"
+    path.write_text(dumps_canonical({"version": 1, "scenarios": rows}), encoding="utf-8")
+    return path, rows, held
+
+
+def _server_checks(
+    ctx: RunContext,
+    adapter: Adapter,
+    rows_file: Path,
+    rows: list[Any],
+    held: dict[str, Any],
+    checks: Checklist,
+) -> None:
+    server = Server(ctx, adapter, "http", "none", rows_file)
+    stdout_file = server.home / "stdout.log"
+    server.stdout_log = stdout_file
+    try:
+        server.start()
+    except ServerStartError as exc:
+        checks.add(
+            "server starts (readiness file, GET /health)",
+            f"{exc.error_class}: {exc}",
+            _fix(exc.error_class),
+        )
+        server.stop()
+        return
+    checks.add("server starts (readiness file, GET /health)", None)
+    try:
+        _exchange_checks(server, rows, held, checks)
+        if adapter.server_reuse:
+            try:
+                server.reset(rows_file)
+                problem = None
+            except ControlError as exc:
+                problem = str(exc)
+            checks.add(
+                "POST /reset answers {reset: true} [ext serverReuse]", problem, _fix("ResetFailed")
+            )
+    finally:
+        try:
+            answer = call(server.control, "POST", "/shutdown", {}, timeout=5)
+            problem = contract_problem("control.schema.json#/$defs/shutdown", answer)
+        except ControlError as exc:
+            problem = str(exc)
+        checks.add(
+            "POST /shutdown answers {shutdown: true}",
+            problem,
+            "answer, then exit 0 (docs/CONTRACT.md, control listener)",
+        )
+        exited = None
+        if server.spawned is not None:
+            try:
+                exited = process.wait_exit(server.spawned, 5.0)
+            except process.WatchdogExpired:
+                exited = None
+        checks.add(
+            "the server exits 0 after /shutdown",
+            None if exited == 0 else f"it {process.describe_exit(exited)}",
+            "exit 0 once /shutdown has answered",
+        )
+        server.stop()
+        checks.add(
+            "nothing of the server is left running",
+            None if not server.leaks else f"left running: {', '.join(server.leaks)}",
+            _fix("ProcessLeak"),
+        )
+        printed = stdout_file.read_bytes() if stdout_file.exists() else b""
+        checks.add(
+            "an HTTP server prints nothing on stdout",
+            None if not printed.strip() else f"stdout had {printed[:80]!r}",
+            "write diagnostics to stderr only",
+        )
+
+
+def _exchange_checks(
+    server: Server, rows: list[Any], held: dict[str, Any], checks: Checklist
+) -> None:
+    known = rows[0]
+    status, body = _post(server.endpoint, json.dumps(known["request"]).encode())
+    try:
+        answer = loads(body)
+    except JsonError as exc:
+        answer = f"<{exc}>"
+    checks.add(
+        "a scenario's request is answered 200 with its response, unchanged",
+        None if status == 200 and answer == known["response"] else f"HTTP {status}: {body[:120]!r}",
+        "send the scenario's `response` unchanged (docs/CONTRACT.md, Replies)",
+    )
+    stranger = json.loads(json.dumps(known["request"]))
+    for place in (stranger, stranger["params"]["event"]):
+        place["id"] = "smoke.no-such-scenario"
+    status, body = _post(server.endpoint, json.dumps(stranger).encode())
+    try:
+        error = loads(body)
+    except JsonError:
+        error = None
+    good = (
+        isinstance(error, dict)
+        and error.get("id") == "smoke.no-such-scenario"
+        and isinstance(error.get("error"), dict)
+        and error["error"].get("code") == -32602
+    )
+    checks.add(
+        "an unknown id gets JSON-RPC error -32602 with its id",
+        None if good else f"HTTP {status}: {body[:120]!r}",
+        "answer {jsonrpc, id, error: {code: -32602, message}} and still receipt it",
+    )
+    receipts, problems = server.receipts(0)
+    ids = [r.get("id") for r in receipts or [] if isinstance(r, dict)]
+    checks.add(
+        "both requests are receipted, in order",
+        None
+        if ids[:2] == [known["id"], "smoke.no-such-scenario"] and not problems
+        else f"receipts {ids} {'; '.join(p.message for p in problems)}",
+        "record each intercept request (receiptLog or GET /receipts) before replying",
+    )
+    got: dict[str, Any] = {}
+
+    def send_held() -> None:
+        try:
+            got["answer"] = _post(server.endpoint, json.dumps(held["request"]).encode(), timeout=15)
+        except OSError as exc:
+            got["answer"] = (0, str(exc).encode())
+
+    sender = threading.Thread(target=send_held, daemon=True)
+    sender.start()
+    deadline = time.monotonic() + 10
+    seen = False
+    while time.monotonic() < deadline and not seen:
+        receipts, _ = server.receipts(0)
+        seen = any(isinstance(r, dict) and r.get("id") == held["id"] for r in receipts or [])
+        if not seen:
+            time.sleep(0.05)
+    sender.join(0.5)  # after the receipt, a held reply must still be pending
+    early = "answer" in got
+    try:
+        call(server.control, "POST", "/release", {"barrier": BARRIER}, timeout=5)
+    except ControlError as exc:
+        checks.add("POST /release answers", str(exc), "answer {released: name}")
+    sender.join(10)
+    checks.add(
+        "a barrier holds the reply until POST /release [ext]",
+        None
+        if seen and not early and got.get("answer", (0,))[0] == 200
+        else (
+            "the request was never receipted"
+            if not seen
+            else "the reply came before the release"
+            if early
+            else "no reply after the release"
+        ),
+        "hold the reply of a scenario naming `barrier` until POST /release (docs/CONTRACT.md)",
+    )
+
+
+def _stdio_checks(
+    ctx: RunContext, adapter: Adapter, rows_file: Path, rows: list[Any], checks: Checklist
+) -> None:
+    home = ctx.unique("smoke-stdio")
+    (home / "ready").mkdir()
+    auth, _ = ctx.trust.server_auth("none", ctx.profile)
+    config = write_json(
+        home / "config.json",
+        {
+            "transport": "stdio",
+            "readinessFile": str(home / "ready" / "readiness.json"),
+            "scenarioFile": str(rows_file),
+            "auth": auth,
+            "schemaDir": str(CANONICAL_SCHEMAS),
+        },
+    )
+    command = [*adapter.commands["server"], "--config", str(config)]
+    owner = f"smoke:{home.name}"
+    ctx.registry.owner_enter(owner)
+    try:
+        completed = subprocess.run(
+            command,
+            cwd=adapter.directory,
+            input=(json.dumps(rows[0]["request"]) + "\n").encode(),
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, process.OWNER_VARIABLE: owner},
+        )
+        lines = completed.stdout.splitlines()
+        problem = None
+        if len(lines) != 1:
+            problem = f"stdout had {len(lines)} lines: {completed.stdout[:120]!r}"
+        else:
+            try:
+                if loads(lines[0]) != rows[0]["response"]:
+                    problem = "the line is not the scenario's response"
+            except JsonError as exc:
+                problem = str(exc)
+        checks.add(
+            "over stdio: one request line in, one response line out, nothing else",
+            problem,
+            "write only JSON-RPC lines to stdout; diagnostics to stderr",
+        )
+        checks.add(
+            "over stdio: EOF on stdin ends the server with status 0",
+            None
+            if completed.returncode == 0
+            else f"it {process.describe_exit(completed.returncode)}",
+            "exit 0 at EOF",
+        )
+    except subprocess.TimeoutExpired:
+        checks.add(
+            "over stdio: EOF on stdin ends the server",
+            "still running after 30 s",
+            "exit at EOF on stdin",
+        )
+    finally:
+        process.kill_owner(owner)
+        ctx.registry.owner_exit(owner)
+    bad = write_json(home / "bad-config.json", {"transport": "stdio"})
+    try:
+        result = subprocess.run(
+            [*adapter.commands["server"], "--config", str(bad)],
+            cwd=adapter.directory,
+            capture_output=True,
+            timeout=30,
+        )
+        checks.add(
+            "an unusable config exits 2 with a message [ext]",
+            None
+            if result.returncode == 2 and result.stderr.strip()
+            else f"it {process.describe_exit(result.returncode)}; stderr {result.stderr[-120:]!r}",
+            "exit 2 with one stderr line naming the file and the field",
+        )
+    except subprocess.TimeoutExpired:
+        checks.add(
+            "an unusable config exits 2 with a message [ext]",
+            "still running after 30 s",
+            "refuse a config without readinessFile at once",
+        )
+
+
+def _client_checks(
+    ctx: RunContext, adapter: Adapter, reference: Adapter, rows: list[Any], checks: Checklist
+) -> None:
+    unheld = [r for r in rows if "barrier" not in r]  # a held reply would wait for ever
+    rows_file = ctx.unique("smoke-client-rows") / "smoke.json"
+    rows_file.write_text(dumps_canonical({"version": 1, "scenarios": unheld}), encoding="utf-8")
+    scenario_set = load_set(rows_file, "smoke")
+    server = Server(
+        ctx,
+        reference,
+        "http",
+        "none",
+        scenario_set.write_blind(ctx.unique("smoke-set") / "blind.json"),
+    )
+    try:
+        server.start()
+    except ServerStartError as exc:
+        checks.add(
+            f"reference server {reference.name} starts",
+            str(exc),
+            f"build {reference.name} (python -m interop build)",
+        )
+        return
+    try:
+        run = run_client(
+            ctx,
+            adapter,
+            stage="smoke client",
+            scenario_file=scenario_set.write_blind(ctx.unique("smoke-client") / "blind.json")
+            if adapter.blind
+            else scenario_set.path,
+            transport="http",
+            auth="none",
+            endpoint=server.endpoint,
+        )
+        receipts, receipt_errors = server.receipts(0)
+        verdict = verify_set(
+            scenario_set,
+            report=run.report,
+            receipts=receipts,
+            client_exit=run.exit_code,
+            language=adapter.language,
+            blind=adapter.blind,
+            stage="smoke client",
+            prior_errors=run.errors + receipt_errors,
+        )
+        for error in verdict.errors:
+            checks.add(f"client: {error.error_class}", error.message, _fix(error.error_class))
+        by_id = {r.id: r for r in verdict.rows}
+        unknown = by_id.get(UNKNOWN_EVENT)
+        checks.add(
+            "client: an event it cannot know is reported unsupported",
+            None
+            if unknown is not None and unknown.status == Status.UNSUPPORTED
+            else f"reported {unknown.adapter_status if unknown else 'nothing'}",
+            "report status unsupported (with an error) for an event type it does not implement",
+        )
+        wrong = [r for r in verdict.rows if r.id != UNKNOWN_EVENT and r.status != Status.PASSED]
+        checks.add(
+            f"client: {len(verdict.rows) - 1} core rows pass against {reference.name}",
+            None if not wrong else "; ".join(f"{r.id}: {r.error}" for r in wrong[:3]),
+            "see docs/scenarios.md for the rule the row names",
+        )
+    finally:
+        server.stop()
+
+
+def smoke(directory: Path, reference: Adapter | None, build: bool = True) -> int:
+    checks = Checklist()
+    try:
+        adapter = load_manifest(_manifest_path(directory))
+    except ManifestError as exc:
+        checks.add("adapter.json is valid", str(exc), _fix("ManifestInvalid"))
+        return 1
+    checks.add("adapter.json is valid", None)
+    if build and adapter.command("build") is not None:
+        result = subprocess.run(
+            list(adapter.commands["build"]), cwd=adapter.directory, capture_output=True, timeout=900
+        )
+        checks.add(
+            "the build command succeeds",
+            None
+            if result.returncode == 0
+            else f"it {process.describe_exit(result.returncode)}: {result.stderr[-200:]!r}",
+            "run the build command by hand in the adapter folder",
+        )
+    profile = "strict" if "strict" in adapter.profiles else "compat"
+    with tempfile.TemporaryDirectory(prefix="ahp-smoke-") as temporary:
+        work = Path(temporary)
+        rows_file, rows, held = _rows(work)
+        with run_context(
+            logs=work / "logs",
+            auth=["none"],
+            profile=profile,
+            timeouts=Timeouts(startup=30.0, client=120.0),
+        ) as ctx:
+            _server_checks(ctx, adapter, rows_file, rows, held, checks)
+            _stdio_checks(ctx, adapter, rows_file, rows, checks)
+            if reference is not None:
+                _client_checks(ctx, adapter, reference, rows, checks)
+    failed = [c for c in checks.checks if not c.passed]
+    print(
+        f"smoke {adapter.name}: {len(checks.checks) - len(failed)} of {len(checks.checks)} checks "
+        f"passed",
+        file=sys.stderr,
+    )
+    return 0 if not failed else 1
+
+
+def _manifest_path(directory: Path) -> Path:
+    for candidate in (directory / "adapter.json", directory / "interop" / "adapter.json"):
+        if candidate.is_file():
+            return candidate
+    raise ManifestError(f"{directory}: no adapter.json (looked in . and interop/)")

@@ -1,0 +1,32 @@
+"""Signals at sampled moments of a run: each ends it promptly with nothing left behind.
+
+`tools/signal_moments.py --moments 50` is the full version (50 moments per
+signal over a real grid); this samples a few moments over fake adapters.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from interop import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import signal_moments
+
+
+@pytest.mark.parametrize(
+    ("name", "delay"),
+    [("INT", 0.05), ("TERM", 0.4), ("HUP", 0.9), ("TERM", 1.6), ("INT", 2.5), ("HUP", 0.0)],
+)
+def test_a_signal_at_any_moment_leaves_nothing(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path, name: str, delay: float
+) -> None:
+    adapter = fake_adapter("fake")
+    argv = ["--adapter-dir", str(adapter), "--adapters-root", str(tmp_path / "none")]
+    argv += ["--scenarios", str(small_set), "--auth", "none", "bearer"]
+    result = signal_moments.moment(name, delay, argv, grace=15.0)
+    assert result.problems == [], result

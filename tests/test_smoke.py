@@ -1,0 +1,89 @@
+"""`python -m interop smoke`: an honest adapter passes, each broken copy fails with its fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from interop import ROOT
+from interop.cli import main
+
+
+def _smoke(tmp_path: Path, directory: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    reference_root = tmp_path / "references"
+    if not reference_root.exists():
+        shutil.copytree(directory.parent / "reference", reference_root / "reference")
+    argv = ["smoke", "--adapter-dir", str(directory), "--adapters-root", str(reference_root)]
+    code = main([*argv, "--reference", "reference"])
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def adapters(fake_adapter: Callable[..., Path]) -> Callable[..., Path]:
+    fake_adapter("reference")
+
+    def make(server: str = "honest", **extensions: object) -> Path:
+        return fake_adapter("under-test", server=server, **extensions)
+
+    return make
+
+
+def test_an_honest_adapter_passes_every_check(
+    tmp_path: Path, adapters: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, output = _smoke(tmp_path, adapters(), capsys)
+    assert code == 0, output
+    assert "FAIL" not in output
+    assert "an event it cannot know is reported unsupported" in output
+
+
+@pytest.mark.parametrize(
+    ("server", "failing", "fix"),
+    [
+        ("no-readiness", "server starts", "writes the readiness file atomically"),
+        ("stdout-garbage", "an HTTP server prints nothing on stdout", "stderr only"),
+        ("ignore-release", "a barrier holds the reply", "until POST /release"),
+        ("server-grandchild", "nothing of the server is left running", "Kill the whole"),
+    ],
+)
+def test_a_broken_server_fails_its_check_with_the_fix(
+    tmp_path: Path,
+    adapters: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    server: str,
+    failing: str,
+    fix: str,
+) -> None:
+    code, output = _smoke(tmp_path, adapters(server=server), capsys)
+    assert code == 1
+    failed = [line for line in output.splitlines() if line.startswith("FAIL")]
+    assert any(failing in line for line in failed), output
+    assert fix in output
+
+
+def test_a_misspelt_manifest_key_is_named_with_the_right_one(
+    tmp_path: Path, adapters: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = adapters()
+    manifest = json.loads((directory / "adapter.json").read_text())
+    manifest["extensions"]["serverReuse "] = manifest["extensions"].pop("serverReuse")
+    (directory / "adapter.json").write_text(json.dumps(manifest))
+    code, output = _smoke(tmp_path, directory, capsys)
+    assert code == 1
+    assert "unknown key 'serverReuse '; did you mean 'serverReuse'?" in output
+    assert "fix:" in output
+
+
+@pytest.mark.skipif(
+    not (ROOT / "adapters" / "python" / ".venv").is_dir(), reason="the Python adapter is not built"
+)
+@pytest.mark.parametrize("name", ["python", "typescript"])
+def test_our_adapters_pass(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    other = "typescript" if name == "python" else "python"
+    argv = ["smoke", "--adapter-dir", str(ROOT / "adapters" / name), "--reference", other]
+    code = main([*argv, "--no-build"])
+    assert code == 0, capsys.readouterr().err
