@@ -14,22 +14,39 @@ import nox
 
 ROOT = Path(__file__).parent
 nox.options.reuse_venv = "yes"
+nox.options.default_venv_backend = "venv"  # the standard library's; nothing to download
 nox.options.sessions = ["tests"]
 PYTHON = "3.11"
 SCENARIO_FILES = ("scenarios/core.json", "scenarios/upstream/scenarios.json")
 
 
-def _install(session: nox.Session) -> None:
-    """Install the harness and its pinned dependencies, once per lock change."""
+def _install(session: nox.Session, lock: str = "requirements.lock") -> None:
+    """Install the harness and its pinned dependencies, once per lock change.
+
+    `requirements.lock` pins what running the matrix needs; `requirements-dev.lock`
+    adds the tools of the tests and the linters (both made by pip-compile, see
+    their headers).
+    """
     digest = hashlib.sha256()
-    for name in ("requirements.lock", "pyproject.toml"):
+    for name in (lock, "pyproject.toml"):
         digest.update((ROOT / name).read_bytes())
     stamp = Path(session.virtualenv.location) / ".ahp-install-stamp"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
-    session.install("--require-hashes", "-r", str(ROOT / "requirements.lock"))
+    session.install("--require-hashes", "-r", str(ROOT / lock))
     session.install("--no-deps", "-e", str(ROOT))
     stamp.write_text(digest.hexdigest())
+
+
+def _adapter_dirs(posargs: list[str]) -> list[str]:
+    """The `--adapter-dir PATH` arguments among a session's posargs, to build them too."""
+    found: list[str] = []
+    for index, value in enumerate(posargs):
+        if value == "--adapter-dir" and index + 1 < len(posargs):
+            found += ["--adapter-dir", posargs[index + 1]]
+        elif value.startswith("--adapter-dir="):
+            found.append(value)
+    return found
 
 
 def _check_scenarios(session: nox.Session) -> None:
@@ -37,7 +54,7 @@ def _check_scenarios(session: nox.Session) -> None:
 
 
 def _build_adapters(session: nox.Session) -> None:
-    session.run("python", "-m", "interop", "build")
+    session.run("python", "-m", "interop", "build", *_adapter_dirs(session.posargs))
 
 
 @nox.session(python=PYTHON)
@@ -80,17 +97,19 @@ def scenarios(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff and mypy over the harness and the tools."""
-    _install(session)
+    """ruff and mypy over the harness, the tools and the Python adapter; tsc and eslint
+    over the TypeScript adapter."""
+    _install(session, "requirements-dev.lock")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    _lint_adapters(session)
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Everything that proves the project works."""
-    _install(session)
+    _install(session, "requirements-dev.lock")
     session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
     session.run("python", "tools/generate_scenarios.py", "--check")
     _check_scenarios(session)

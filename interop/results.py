@@ -169,7 +169,7 @@ ERRORS: dict[str, ErrorKind] = _kinds(
     ),
     (
         "HarnessError",
-        "The harness itself failed (a bug); the traceback is in harness.log beside the report.",
+        "The harness itself failed (a bug); the traceback is in NAME-logs/harness.log beside the report.",
         "Report it with harness.log attached.",
     ),
 )

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from interop import ROOT
 from interop.contract.manifest import ManifestError, discover, load_manifest
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.redact import Redactor
+from interop.results import CombinationError, UnknownErrorClass, error_table
 from interop.suites.core.scenarios import ScenarioError, load_set
 
 
@@ -164,3 +166,12 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     edge = {**big, "response": {"result": {"n": [2**53 - 1, -(2**53 - 1), 0.5]}}}
     path.write_text(json.dumps({"version": 1, "scenarios": [{**edge, "expectError": True}]}))
     assert load_set(path).ids == ["a"]
+
+
+def test_docs_errors_is_the_error_table() -> None:
+    assert error_table() in (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+
+
+def test_an_unknown_error_class_is_refused() -> None:
+    with pytest.raises(UnknownErrorClass):
+        CombinationError("stage", "NoSuchClass", "message")
