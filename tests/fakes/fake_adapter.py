@@ -14,6 +14,7 @@ import argparse
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -119,6 +120,8 @@ def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
                     self.reply({"released": name})
                 return
             answer = state.receive(body)
+            if state.behaviour == "die-after-first":
+                os.kill(os.getpid(), signal.SIGKILL)
             state.hold(body)
             self.reply(answer)
 
@@ -186,6 +189,8 @@ def client(config: dict[str, Any], behaviour: str) -> int:
     scenarios = json.loads(Path(config["scenarioFile"]).read_text())["scenarios"]
     if behaviour == "crash":
         return 1
+    if behaviour == "self-kill":
+        os.kill(os.getpid(), signal.SIGKILL)
     if behaviour == "print-secrets":  # a careless adapter logging its credentials
         print(json.dumps(config["auth"]), file=sys.stderr, flush=True)
     if behaviour == "hang":
