@@ -3,8 +3,14 @@
 // (npm ci deletes node_modules every time), then `tsc -b` (incremental).
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -32,12 +38,37 @@ run(process.execPath, [
   "-b",
   "test",
 ]);
+// tsc never deletes the output of a source that was moved or removed: drop
+// it, so that a stale dist/test/*.test.js is not run and nothing imports a
+// stale module.
+const OUTPUT = /\.(js|d\.ts)(\.map)?$/;
+function prune(outDir, srcDir) {
+  if (!existsSync(outDir)) return;
+  for (const entry of readdirSync(outDir, { withFileTypes: true })) {
+    const output = join(outDir, entry.name);
+    if (entry.isDirectory()) {
+      if (relative(join(root, "dist"), output) === "schema-cache") continue;
+      if (relative(join(root, "dist"), output) === "test") continue;
+      prune(output, join(srcDir, entry.name));
+    } else if (
+      OUTPUT.test(entry.name) &&
+      !existsSync(join(srcDir, entry.name.replace(OUTPUT, ".ts")))
+    ) {
+      rmSync(output);
+    }
+  }
+}
+prune(join(root, "dist"), join(root, "src"));
+prune(join(root, "dist", "test"), join(root, "test"));
 // Compile the canonical schemas once (cached by content under dist/schema-cache/).
 const schemas = await import(
-  pathToFileURL(join(root, "dist", "schemas.js")).href
+  pathToFileURL(join(root, "dist", "sdk", "schemas.js")).href
+);
+const { schemaDirFor } = await import(
+  pathToFileURL(join(root, "dist", "contract", "config.js")).href
 );
 try {
-  schemas.loadSchemas();
+  schemas.loadSchemas(schemaDirFor(undefined).path);
 } catch (error) {
   process.stderr.write(`build: schemas not compiled yet: ${error.message}\n`);
 }

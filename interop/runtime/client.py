@@ -103,9 +103,8 @@ def run_client(
     errors: list[CombinationError] = []
     exit_code: int | None = None
     started = time.monotonic()
-    ctx.registry.owner_enter(owner)
     try:
-        spawned = process.spawn(
+        spawned = ctx.registry.spawn(
             command,
             cwd=adapter.directory,
             owner=owner,
@@ -134,6 +133,8 @@ def run_client(
                 stage, "ClientSpawn", process.spawn_failure("client", command, adapter, exc)
             )
         )
+    except process.RunCancelled as exc:
+        errors.append(CombinationError(stage, "Cancelled", str(exc)))
     finally:
         process.kill_owner(owner)
         ctx.registry.owner_exit(owner)

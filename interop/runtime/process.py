@@ -231,15 +231,35 @@ def kill_owner(owner: str, grace: float = 2.0) -> dict[int, str]:
     return described
 
 
+class RunCancelled(RuntimeError):
+    """The run was interrupted: no process may start any more."""
+
+
 class Registry:
-    """All owners alive in this run, so Ctrl-C and crashes can kill everything."""
+    """All owners alive in this run, so Ctrl-C and crashes can kill everything.
+
+    Once `kill_all` has run, the registry is closed: `spawn` refuses, so no
+    worker thread can start a process after the kill (the spawn and the check
+    happen under one lock).
+    """
 
     def __init__(self) -> None:
         self._owners: set[str] = set()
         self._lock = threading.Lock()
+        self.closed = False
+
+    def spawn(self, command: Sequence[str], *, owner: str, **options: Any) -> Spawned:
+        """`spawn` under `owner`, unless the run is being torn down (RunCancelled)."""
+        with self._lock:
+            if self.closed:
+                raise RunCancelled(f"not starting {options.get('label', 'a process')}: interrupted")
+            self._owners.add(owner)
+            return spawn(command, owner=owner, **options)
 
     def owner_enter(self, name: str) -> None:
         with self._lock:
+            if self.closed:
+                raise RunCancelled("interrupted")
             self._owners.add(name)
 
     def owner_exit(self, name: str) -> None:
@@ -248,6 +268,7 @@ class Registry:
 
     def kill_all(self) -> None:
         with self._lock:
+            self.closed = True
             owners = list(self._owners)
         for name in owners:
             kill_owner(name, grace=0.5)

@@ -64,11 +64,10 @@ class Server:
     def start(self) -> None:
         config_path = write_json(self.home / "server-config.json", self.config())
         command = [*self.adapter.commands["server"], "--config", str(config_path)]
-        self.ctx.registry.owner_enter(self.owner)
         started = time.monotonic()
         try:
             stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
-            self.spawned = process.spawn(
+            self.spawned = self.ctx.registry.spawn(
                 command,
                 cwd=self.adapter.directory,
                 owner=self.owner,
@@ -82,6 +81,8 @@ class Server:
             raise ServerStartError(
                 "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
             ) from None
+        except process.RunCancelled as exc:
+            raise ServerStartError("Cancelled", str(exc)) from None
         try:
             process.wait_for_file(self.readiness_file, self.ctx.timeouts.startup, self.spawned)
             readiness = load_file(self.readiness_file)

@@ -95,9 +95,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "user.message.outbound": {
         "message": {
             "channel": "chat",
-            "messages": [
-                message("m1", "assistant", text_part("p1", "How can I help?"))
-            ],
+            "messages": [message("m1", "assistant", text_part("p1", "How can I help?"))],
         },
     },
     "user.elicitation.result": {

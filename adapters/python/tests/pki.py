@@ -75,9 +75,7 @@ def _certificate(
         .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .add_extension(
-            x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True
-        )
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -125,9 +123,7 @@ def _make_leaf(
             x509.DNSName("localhost"),
         ]
         extensions.append((x509.SubjectAlternativeName(addresses), False))
-    cert = _certificate(
-        key, _name(common_name), ca_cert.subject, ca_key, False, extensions
-    )
+    cert = _certificate(key, _name(common_name), ca_cert.subject, ca_key, False, extensions)
     return key, cert
 
 

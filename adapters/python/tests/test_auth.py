@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pki import CLOCK, Pki, make_pki, sign_token
 
-from ahp_py.auth import Authenticator
-from ahp_py.config import AuthSettings, ConfigError
+from ahp_py.contract.config import ConfigError, Fields, server_auth, server_policy
+from ahp_py.sdk.auth import Authenticator
 
 HS_KEY = "compat-signing-key-for-tests-only-0123456789"
 
@@ -19,13 +19,11 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))
 
 
-def authenticator(
-    auth: dict[str, Any], tls: dict[str, Any] | None = None
-) -> Authenticator:
+def authenticator(auth: dict[str, Any], tls: dict[str, Any] | None = None) -> Authenticator:
     config: dict[str, Any] = {"auth": auth}
     if tls is not None:
         config["tls"] = tls
-    return Authenticator(AuthSettings.from_config(config))
+    return Authenticator(server_policy(Fields(config, "/cfg/server.json")))
 
 
 def strict_oauth(pki: Pki, **extra: Any) -> Authenticator:
@@ -85,9 +83,7 @@ def test_strict_es256_token_accepted(pki: Pki) -> None:
     ],
 )
 def test_strict_claim_checks(pki: Pki, claims: dict[str, Any]) -> None:
-    assert not strict_oauth(pki).accepts(
-        bearer(sign_token(pki.token_private, **claims))
-    )
+    assert not strict_oauth(pki).accepts(bearer(sign_token(pki.token_private, **claims)))
 
 
 def test_audience_list_and_iat_equal_to_clock(pki: Pki) -> None:
@@ -114,12 +110,8 @@ def test_compat_hs256_only(pki: Pki) -> None:
             "clock": CLOCK,
         }
     )
-    assert auth.accepts(
-        bearer(sign_token(HS_KEY, algorithm="HS256", purpose="workload"))
-    )
-    assert not auth.accepts(
-        bearer(sign_token(HS_KEY, algorithm="HS256", purpose="oauth"))
-    )
+    assert auth.accepts(bearer(sign_token(HS_KEY, algorithm="HS256", purpose="workload")))
+    assert not auth.accepts(bearer(sign_token(HS_KEY, algorithm="HS256", purpose="oauth")))
     assert not auth.accepts(bearer(sign_token(pki.token_private, purpose="workload")))
     assert not auth.accepts(
         bearer(
@@ -135,7 +127,7 @@ def test_compat_hs256_only(pki: Pki) -> None:
 def test_public_key_must_be_p256(tmp_path: Path) -> None:
     bad = tmp_path / "key.pem"
     bad.write_text("not a key")
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as caught:
         authenticator(
             {
                 "mode": "oauth",
@@ -145,14 +137,43 @@ def test_public_key_must_be_p256(tmp_path: Path) -> None:
                 "clock": CLOCK,
             }
         )
+    assert caught.value.file == "/cfg/server.json"
+    assert caught.value.field == "auth.publicKeyFile"
 
 
 def test_strict_server_needs_tls_for_token_modes() -> None:
-    with pytest.raises(ConfigError):
-        AuthSettings.from_config(
-            {"auth": {"mode": "bearer", "token": "t"}}
-        ).server_tls()
-    settings = AuthSettings.from_config(
-        {"auth": {"mode": "bearer", "profile": "compat", "token": "t"}}
+    with pytest.raises(ConfigError) as caught:
+        server_auth(Fields({"auth": {"mode": "bearer", "token": "t"}}, "/cfg/server.json"))
+    assert caught.value.field == "tls"
+    settings = server_auth(
+        Fields({"auth": {"mode": "bearer", "profile": "compat", "token": "t"}}, "/s.json")
     )
-    assert settings.server_tls() is None
+    assert settings.tls is None
+
+
+@pytest.mark.parametrize(
+    ("auth", "field"),
+    [
+        ({"mode": "bearer", "profile": "compat"}, "auth.token"),
+        ({"mode": "bearer", "profile": "compat", "token": ""}, "auth.token"),
+        ({"mode": "kerberos"}, "auth.mode"),
+        ({"mode": "none", "profile": "lax"}, "auth.profile"),
+        ({"mode": "workload", "profile": "compat", "signingKey": "k"}, "auth.issuer"),
+        (
+            {
+                "mode": "oauth",
+                "profile": "compat",
+                "signingKey": "k",
+                "issuer": "i",
+                "audience": "a",
+                "clock": "now",
+            },
+            "auth.clock",
+        ),
+    ],
+)
+def test_server_auth_errors_name_the_field(auth: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        server_policy(Fields({"auth": auth}, "/cfg/server.json"))
+    assert caught.value.field == field
+    assert str(caught.value).startswith(f"/cfg/server.json: field {field}: ")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ahp_py import codec, schemas
+from ahp_py.sdk import codec, schemas
 
 
 def test_json_equal_keeps_booleans_apart_from_numbers() -> None:
@@ -21,9 +21,7 @@ def test_json_equal_keeps_booleans_apart_from_numbers() -> None:
 
 
 def test_json_equal_ignores_key_order() -> None:
-    assert codec.json_equal(
-        {"a": 1, "b": {"c": 2, "d": 3}}, {"b": {"d": 3, "c": 2}, "a": 1}
-    )
+    assert codec.json_equal({"a": 1, "b": {"c": 2, "d": 3}}, {"b": {"d": 3, "c": 2}, "a": 1})
 
 
 @pytest.mark.parametrize(
@@ -103,7 +101,7 @@ def test_every_builder_request_is_canonical(schema_set: schemas.SchemaSet) -> No
 
 
 def test_discovery_manifest_is_canonical(schema_set: schemas.SchemaSet) -> None:
-    from ahp_py.manifest import discovery_result
+    from ahp_py.sdk.manifest import discovery_result
 
     message = {"jsonrpc": "2.0", "id": "discovery", "result": discovery_result()}
     assert schema_set.error(schemas.CAPABILITIES_RESPONSE, message) is None
@@ -118,7 +116,7 @@ def test_missing_schema_directory_is_an_error(tmp_path: object) -> None:
 
 def test_every_slot_definition_exists(schema_set: schemas.SchemaSet) -> None:
     """Each definition the engine validates against is in schemas/draft."""
-    from ahp_py.boundaries import BOUNDARIES, DEFINITIONS
+    from ahp_py.sdk.boundaries import BOUNDARIES, DEFINITIONS
 
     assert {b.definition for b in BOUNDARIES.values()} <= set(DEFINITIONS)
     for name in DEFINITIONS:
@@ -135,7 +133,7 @@ def test_unknown_definition_is_an_error(schema_set: schemas.SchemaSet) -> None:
 
 
 def test_definition_errors_name_the_definition(schema_set: schemas.SchemaSet) -> None:
-    from ahp_py.boundaries import WORKSPACE_CHANGE
+    from ahp_py.sdk.boundaries import WORKSPACE_CHANGE
 
     assert schema_set.error(WORKSPACE_CHANGE, {"cwd": "/a"}) is None
     error = schema_set.error(WORKSPACE_CHANGE, {"cwd": ""})

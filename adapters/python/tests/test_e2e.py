@@ -1,4 +1,10 @@
-"""End to end: our server and our client as real processes over HTTP(S) and stdio."""
+"""End to end: our server and our client as real processes over HTTP(S) and stdio.
+
+A client row over the wire must derive what the same engine derives in process
+(``expected_actual``); whether that is *right* is the matrix's verdict, not
+these tests'. Every readiness file, report, receipt line and control answer is
+validated against ``schemas/contract/``.
+"""
 
 from __future__ import annotations
 
@@ -24,12 +30,15 @@ from conftest import (
     ADAPTER_DIR,
     CORE_SCENARIOS,
     UPSTREAM_SCENARIOS,
+    assert_contract,
+    assert_control_answer,
+    assert_receipt_log,
     load_scenarios,
-    mismatch,
 )
 from pki import CLOCK, Pki, make_pki, sign_token
 
-from ahp_py.codec import json_equal
+from ahp_py.sdk import engine, schemas
+from ahp_py.sdk.codec import json_equal
 
 pytestmark = pytest.mark.e2e
 
@@ -66,9 +75,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     full = tmp_path / "scenarios.json"
     full.write_text(json.dumps({"version": 1, "scenarios": SCENARIOS}))
     blind = tmp_path / "blind.json"
-    blind_rows = [
-        {k: v for k, v in row.items() if k not in ANSWER_KEYS} for row in SCENARIOS
-    ]
+    blind_rows = [{k: v for k, v in row.items() if k not in ANSWER_KEYS} for row in SCENARIOS]
     blind.write_text(json.dumps({"version": 1, "scenarios": blind_rows}))
     return {
         "dir": tmp_path,
@@ -127,6 +134,7 @@ def server(
                 pytest.fail("server never became ready")
             time.sleep(0.01)
         ready = json.loads(files["ready"].read_text())
+        assert_contract("readiness.schema.json", ready)
         assert ready["pid"] == process.pid
         yield ready
         assert control(ready, "POST", "/shutdown") == {"shutdown": True}
@@ -145,9 +153,12 @@ def control(ready: dict[str, Any], method: str, path: str, body: Any = None) -> 
         payload = None if body is None else json.dumps(body).encode()
         connection.request(method, path, payload, {"Content-Type": "application/json"})
         response = connection.getresponse()
-        return json.loads(response.read())
+        answer = json.loads(response.read())
     finally:
         connection.close()
+    if response.status == 200:
+        assert_control_answer(path, answer)
+    return answer
 
 
 def run_client(files: dict[str, Path], config: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +178,8 @@ def run_client(files: dict[str, Path], config: dict[str, Any]) -> dict[str, Any]
     )
     assert completed.returncode == 0, completed.stderr.decode()
     report: dict[str, Any] = json.loads(files["report"].read_text())
-    assert report["language"] == "python"
+    assert_contract("client-report.schema.json", report)
+    assert report["language"] == config.get("language", "python")
     assert [row["id"] for row in report["results"]] == [row["id"] for row in SCENARIOS]
     return report
 
@@ -185,10 +197,21 @@ def run_http_client(
     return run_client(files, config)
 
 
+def expected_actual(scenario: dict[str, Any]) -> Any:
+    """What the engine derives for the row in process (no transport)."""
+    schema_set = schemas.load()
+    return engine.apply(
+        scenario["request"],
+        scenario["response"],
+        lambda message: schema_set.error(schemas.INTERCEPT_RESPONSE, message),
+    ).actual
+
+
 def assert_all_pass(report: dict[str, Any]) -> None:
-    for scenario, row in zip(SCENARIOS, report["results"], strict=False):
+    """Every row completed with what the in-process engine derives."""
+    for scenario, row in zip(SCENARIOS, report["results"], strict=True):
         assert row["status"] == "completed", row
-        assert mismatch(scenario, row["actual"]) is None, (scenario["id"], row)
+        assert json_equal(row["actual"], expected_actual(scenario)), (scenario["id"], row)
 
 
 def assert_all_failed(report: dict[str, Any], fragment: str) -> None:
@@ -198,10 +221,7 @@ def assert_all_failed(report: dict[str, Any], fragment: str) -> None:
 
 
 def logged_receipts(files: dict[str, Path]) -> list[dict[str, Any]]:
-    lines = (
-        files["receipts"].read_text().splitlines() if files["receipts"].exists() else []
-    )
-    return [json.loads(line) for line in lines]
+    return assert_receipt_log(files["receipts"])
 
 
 def assert_receipts_match(files: dict[str, Path]) -> None:
@@ -231,9 +251,7 @@ def test_http_plain(files: dict[str, Path]) -> None:
         assert_all_pass(report)
         assert_receipts_match(files)
         receipts = control(ready, "GET", "/receipts")
-        assert (
-            len(receipts["requests"]) == len(SCENARIOS) and receipts["discovery"] == []
-        )
+        assert len(receipts["requests"]) == len(SCENARIOS) and receipts["discovery"] == []
 
 
 def test_http_base_url_gets_intercept_appended(files: dict[str, Path]) -> None:
@@ -284,6 +302,7 @@ def test_stdio_correlation_failure_is_a_rejection(files: dict[str, Path]) -> Non
         {
             "transport": "stdio",
             "serverCommand": [sys.executable, "-c", FAKE_WRONG_ID],
+            "serverCwd": str(files["dir"]),
             "serverConfig": str(files["dir"] / "unused.json"),
             "auth": {"mode": "none"},
         },
@@ -302,6 +321,7 @@ def test_stdio_dead_server_fails_rows(files: dict[str, Path]) -> None:
         {
             "transport": "stdio",
             "serverCommand": [sys.executable, "-c", "import sys; sys.exit(3)"],
+            "serverCwd": str(files["dir"]),
             "serverConfig": str(files["dir"] / "unused.json"),
             "auth": {"mode": "none"},
         },
@@ -313,9 +333,7 @@ def test_http_no_listener_fails_rows(files: dict[str, Path]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    report = run_http_client(
-        files, f"http://127.0.0.1:{port}/intercept", {"mode": "none"}
-    )
+    report = run_http_client(files, f"http://127.0.0.1:{port}/intercept", {"mode": "none"})
     assert_all_failed(report, "HTTP exchange failed")
 
 
@@ -378,9 +396,7 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
             "params": {},
         }
         assert (
-            json.loads(post(endpoint, json.dumps(invalid).encode(), [])[1])["error"][
-                "code"
-            ]
+            json.loads(post(endpoint, json.dumps(invalid).encode(), [])[1])["error"]["code"]
             == -32602
         )
         discovery = {
@@ -391,17 +407,22 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
         }
         answer = json.loads(post(endpoint, json.dumps(discovery).encode(), [])[1])
         assert answer["id"] == 5 and "manifest" in answer["result"]
-        connection = http.client.HTTPConnection(
-            endpoint.split("://")[1].split("/")[0], timeout=10
-        )
+        connection = http.client.HTTPConnection(endpoint.split("://")[1].split("/")[0], timeout=10)
         connection.request("GET", "/capabilities")
         got = json.loads(connection.getresponse().read())
         connection.close()
         assert got["id"] == "discovery" and got["result"]["protocolVersion"] == "draft"
-        assert post(endpoint, b"{not json", [])[0] == 200
+        status, body = post(endpoint, b"{not json", [])
+        assert status == 400
+        assert json.loads(body) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "parse error"},
+        }
         receipts = control(ready, "GET", "/receipts")
         assert [r["id"] for r in receipts["requests"]] == ["no-such-scenario", "x"]
         assert len(receipts["discovery"]) == 2
+        assert receipts["notifications"] == []
         assert [e["kind"] for e in logged_receipts(files)] == [
             "request",
             "request",
@@ -411,23 +432,23 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
 
         gated = dict(SCENARIOS[0], barrier="gate")
         files["full"].write_text(json.dumps({"version": 1, "scenarios": [gated]}))
-        assert control(
-            ready, "POST", "/reset", {"scenarioFile": str(files["full"])}
-        ) == {"reset": True}
-        assert control(ready, "GET", "/receipts") == {"requests": [], "discovery": []}
-        assert logged_receipts(files) == []
+        assert control(ready, "POST", "/reset", {"scenarioFile": str(files["full"])}) == {
+            "reset": True
+        }
+        assert control(ready, "GET", "/receipts") == {
+            "requests": [],
+            "discovery": [],
+            "notifications": [],
+        }
+        assert len(logged_receipts(files)) == 4  # the log is never truncated
         answers: list[Any] = []
         body = json.dumps(gated["request"]).encode()
-        worker = threading.Thread(
-            target=lambda: answers.append(post(endpoint, body, []))
-        )
+        worker = threading.Thread(target=lambda: answers.append(post(endpoint, body, [])))
         worker.start()
         while not control(ready, "GET", "/receipts")["requests"]:
             time.sleep(0.01)
         assert answers == []
-        assert control(ready, "POST", "/release", {"barrier": "gate"}) == {
-            "released": "gate"
-        }
+        assert control(ready, "POST", "/release", {"barrier": "gate"}) == {"released": "gate"}
         worker.join(timeout=10)
         assert json_equal(json.loads(answers[0][1]), gated["response"])
 
@@ -507,9 +528,7 @@ def jwt_server(mode: str, **key: Any) -> dict[str, Any]:
 
 
 def test_strict_bearer_over_https(files: dict[str, Path], pki: Pki) -> None:
-    with server(
-        files, {"mode": "bearer", "token": "t0ken"}, https_server(pki)
-    ) as ready:
+    with server(files, {"mode": "bearer", "token": "t0ken"}, https_server(pki)) as ready:
         assert ready["endpoint"].startswith("https://127.0.0.1:")
         report = run_http_client(
             files,
@@ -545,12 +564,8 @@ def test_strict_client_refuses_token_over_plain_http(files: dict[str, Path]) -> 
 def test_strict_mtls(files: dict[str, Path], pki: Pki) -> None:
     tls = https_server(pki, clientCaFile=str(pki.ca))
     with server(files, {"mode": "mtls"}, tls) as ready:
-        good = https_client(
-            pki, certFile=str(pki.client_cert), keyFile=str(pki.client_key)
-        )
-        assert_all_pass(
-            run_http_client(files, ready["endpoint"], {"mode": "mtls"}, good)
-        )
+        good = https_client(pki, certFile=str(pki.client_cert), keyFile=str(pki.client_key))
+        assert_all_pass(run_http_client(files, ready["endpoint"], {"mode": "mtls"}, good))
         stray = https_client(
             pki, certFile=str(pki.other_client_cert), keyFile=str(pki.other_client_key)
         )
@@ -619,9 +634,7 @@ def test_compat_oauth_hs256_and_mtls(files: dict[str, Path], pki: Pki) -> None:
     with TokenIssuer(token, None) as issuer, server(files, server_auth) as ready:
         assert ready["endpoint"].startswith("http://")
         assert_all_pass(
-            run_http_client(
-                files, ready["endpoint"], oauth_client(issuer.url, profile="compat")
-            )
+            run_http_client(files, ready["endpoint"], oauth_client(issuer.url, profile="compat"))
         )
     files["receipts"].unlink()
     files["ready"].unlink()

@@ -25,7 +25,7 @@ from builders import (
     withheld_part,
 )
 
-from ahp_py import boundaries, engine
+from ahp_py.sdk import boundaries, engine
 
 REJECTED = {"rejected": True}
 TB_EFFECTS = ["deny", "allow", "ask", "modify", "message", "return"]
@@ -137,9 +137,7 @@ def test_schema_hook_rejects() -> None:
         ("allow", [{"type": "ask"}], "ask"),
     ],
 )
-def test_permission_precedence(
-    incoming: str | None, effects: list[Any], decision: str
-) -> None:
+def test_permission_precedence(incoming: str | None, effects: list[Any], decision: str) -> None:
     state = None if incoming is None else {"permission": incoming, "candidate": None}
     req = tool_before(state=state)
     actual = run(req, response(req, *effects))
@@ -169,27 +167,21 @@ def test_unadvertised_effect_rejects() -> None:
 def test_merge_is_shallow_and_null_is_a_value() -> None:
     tool = {"origin": "native", "name": "w", "input": {"a": {"x": 1, "y": 2}, "b": 1}}
     req = tool_before(tool=tool)
-    actual = run(
-        req, response(req, modify("input", "merge", {"a": {"x": 9}, "b": None}))
-    )
+    actual = run(req, response(req, modify("input", "merge", {"a": {"x": 9}, "b": None})))
     assert actual["input"] == {"a": {"x": 9}, "b": None}
     assert actual["effective"] == {"input": {"a": {"x": 9}, "b": None}}
 
 
 def test_replace_then_merge_is_serial() -> None:
     req = tool_before()
-    resp = response(
-        req, modify("input", "replace", {"p": 1}), modify("input", "merge", {"q": 2})
-    )
+    resp = response(req, modify("input", "replace", {"p": 1}), modify("input", "merge", {"q": 2}))
     assert run(req, resp)["input"] == {"p": 1, "q": 2}
 
 
 @pytest.mark.parametrize("operation", ["replace", "merge"])
 def test_operation_flag_must_be_true(operation: str) -> None:
     req = tool_before(
-        modify={
-            "input": {"replace": operation != "replace", "merge": operation != "merge"}
-        }
+        modify={"input": {"replace": operation != "replace", "merge": operation != "merge"}}
     )
     assert run(req, response(req, modify("input", operation, {"p": 1}))) == REJECTED
 
@@ -277,11 +269,7 @@ def test_candidate_unused_under_ask_or_stop() -> None:
         flow={"operations": ["stop"]},
     )
     actual = run(req, response(req))
-    assert (
-        "result" not in actual
-        and actual["flow"] == "stop"
-        and actual["executed"] is False
-    )
+    assert "result" not in actual and actual["flow"] == "stop" and actual["executed"] is False
 
 
 REPLY = [message("r1", "assistant", text_part("r1p", "cached reply"))]
@@ -300,9 +288,7 @@ def test_list_modified_then_restored_keeps_candidate() -> None:
     """Merge a message, then replace with the original list (nothing withheld)."""
     req = model_request(state={"permission": "none", "candidate": {"value": REPLY}})
     original = req["params"]["event"]["items"]
-    resp = response(
-        req, modify("request", "merge", EXTRA), modify("request", "replace", original)
-    )
+    resp = response(req, modify("request", "merge", EXTRA), modify("request", "replace", original))
     actual = run(req, resp)
     assert actual["result"] == REPLY and actual["executed"] is False
     assert actual["effective"] == {"request": original}
@@ -318,9 +304,7 @@ def test_changed_list_drops_candidate() -> None:
 def test_incoming_candidate_ignored_where_return_is_not_allowed(
     event_type: str,
 ) -> None:
-    req = request(
-        event_type, ["message"], state={"permission": "none", "candidate": {"value": 1}}
-    )
+    req = request(event_type, ["message"], state={"permission": "none", "candidate": {"value": 1}})
     assert "result" not in run(req, response(req, MSG))
 
 
@@ -385,9 +369,7 @@ def test_changed_value_drops_incoming_allow_at_every_gated_boundary(
     event_type: str, target: str, value: Any
 ) -> None:
     state = {"permission": "allow", "candidate": None}
-    req = request(
-        event_type, ["deny", "modify"], modify={target: dict(BOTH)}, state=state
-    )
+    req = request(event_type, ["deny", "modify"], modify={target: dict(BOTH)}, state=state)
     assert run(req, response(req))["permission"] == "allow"
     actual = run(req, response(req, modify(target, "merge", value)))
     assert actual["permission"] == "none" and actual["decision"] == "allow"
@@ -605,10 +587,7 @@ def test_inject_value_must_be_messages() -> None:
 @pytest.mark.parametrize("task", [True, 1.5, 0, -1, "1", None])
 def test_host_rule_rejects_bad_task(task: Any) -> None:
     req = task_tool()
-    assert (
-        run(req, response(req, MSG, modify("input", "merge", {"task": task})))
-        == REJECTED
-    )
+    assert run(req, response(req, MSG, modify("input", "merge", {"task": task}))) == REJECTED
 
 
 def test_host_rule_accepts_integer_valued_float_and_checks_final_value() -> None:
@@ -623,9 +602,7 @@ def test_host_rule_accepts_integer_valued_float_and_checks_final_value() -> None
 
 def test_host_rule_only_for_task_tool() -> None:
     req = tool_before()
-    assert run(req, response(req, modify("input", "replace", {"task": 0})))[
-        "input"
-    ] == {"task": 0}
+    assert run(req, response(req, modify("input", "replace", {"task": 0})))["input"] == {"task": 0}
 
 
 # Message-list boundaries ------------------------------------------------------
@@ -657,9 +634,7 @@ def test_message_list_targets(
     assert actual["effective"] == {target: items + extra + extra}
     assert actual["decision"] == "allow" and actual["executed"] is gated
     assert "input" not in actual
-    assert run(req, response(req, modify(target, "replace", extra)))["effective"] == {
-        target: extra
-    }
+    assert run(req, response(req, modify(target, "replace", extra)))["effective"] == {target: extra}
     for bad in ({"id": "m"}, [text_part("p", "bare")], "text", [message("m", "robot")]):
         assert run(req, response(req, MSG, modify(target, "merge", bad))) == REJECTED
 
@@ -682,9 +657,7 @@ def test_replace_over_withheld_content_rejects_but_append_does_not(
 def test_replace_over_withheld_content_staged_by_an_earlier_append() -> None:
     req = request("tool.after", ["modify"], modify={"output": dict(BOTH)})
     hidden = [message("m2", "tool", withheld_part("w"))]
-    resp = response(
-        req, modify("output", "merge", hidden), modify("output", "replace", EXTRA)
-    )
+    resp = response(req, modify("output", "merge", hidden), modify("output", "replace", EXTRA))
     assert run(req, resp) == REJECTED
 
 
@@ -712,18 +685,14 @@ def test_model_request_return_is_a_message_list() -> None:
     )
     actual = run(req, response(req, {"type": "return", "value": EXTRA}))
     assert actual["result"] == EXTRA and actual["executed"] is False
-    assert (
-        run(req, response(req, {"type": "return", "value": {"text": "x"}})) == REJECTED
-    )
+    assert run(req, response(req, {"type": "return", "value": {"text": "x"}})) == REJECTED
 
 
 def test_permission_effects_not_allowed_where_there_is_no_permission() -> None:
     req = request("tool.after", ["deny", "allow", "message"])
     assert run(req, response(req, {"type": "deny", "reason": "r"})) == REJECTED
     actual = run(
-        request(
-            "tool.after", ["message"], state={"permission": "deny", "candidate": None}
-        ),
+        request("tool.after", ["message"], state={"permission": "deny", "candidate": None}),
         response(request("tool.after", ["message"])),
     )
     assert actual["decision"] == "allow" and actual["executed"] is False
@@ -751,9 +720,7 @@ def test_compaction_instructions_absent_means_empty() -> None:
     "event_type,target",
     [("context.compact.before", "instructions"), ("context.compact.after", "summary")],
 )
-def test_text_part_lists_refuse_messages_and_attachments(
-    event_type: str, target: str
-) -> None:
+def test_text_part_lists_refuse_messages_and_attachments(event_type: str, target: str) -> None:
     req = request(event_type, ["modify", "message"], modify={target: dict(BOTH)})
     attachment = {
         "id": "a",
@@ -768,9 +735,7 @@ def test_text_part_lists_refuse_messages_and_attachments(
 
 def test_compact_after_is_not_gated() -> None:
     req = request("context.compact.after", ["modify"], modify={"summary": dict(BOTH)})
-    actual = run(
-        req, response(req, modify("summary", "replace", [text_part("s2", "new")]))
-    )
+    actual = run(req, response(req, modify("summary", "replace", [text_part("s2", "new")])))
     assert actual == {
         "decision": "allow",
         "executed": False,
@@ -782,9 +747,7 @@ def test_compact_after_is_not_gated() -> None:
 # Elicitation ------------------------------------------------------------------
 
 
-def elicitation(
-    mode: str = "form", action: str = "accept", **result: Any
-) -> dict[str, Any]:
+def elicitation(mode: str = "form", action: str = "accept", **result: Any) -> dict[str, Any]:
     carried = {"action": action, "content": {"name": "old", "keep": True}, **result}
     el = {
         "server": "srv",
@@ -802,20 +765,14 @@ def elicitation(
 
 def test_elicitation_answer_merge_and_replace() -> None:
     req = elicitation()
-    actual = run(
-        req, response(req, modify("content", "merge", {"name": "new", "tags": ["a"]}))
-    )
-    assert actual["effective"] == {
-        "content": {"name": "new", "keep": True, "tags": ["a"]}
-    }
+    actual = run(req, response(req, modify("content", "merge", {"name": "new", "tags": ["a"]})))
+    assert actual["effective"] == {"content": {"name": "new", "keep": True, "tags": ["a"]}}
     assert actual["executed"] is False and actual["decision"] == "allow"
     actual = run(req, response(req, modify("content", "replace", {"n": 1.5})))
     assert actual["effective"] == {"content": {"n": 1.5}}
 
 
-@pytest.mark.parametrize(
-    "value", [{"a": {"b": 1}}, {"a": [1]}, {"a": None}, ["x"], "x"]
-)
+@pytest.mark.parametrize("value", [{"a": {"b": 1}}, {"a": [1]}, {"a": None}, ["x"], "x"])
 def test_elicitation_answer_values_are_flat(value: Any) -> None:
     req = elicitation()
     assert run(req, response(req, MSG, modify("content", "merge", value))) == REJECTED
@@ -826,36 +783,23 @@ def test_elicitation_answer_values_are_flat(value: Any) -> None:
 )
 def test_elicitation_edit_needs_accepted_form(mode: str, action: str) -> None:
     req = elicitation(mode=mode, action=action)
-    assert (
-        run(req, response(req, MSG, modify("content", "merge", {"name": "x"})))
-        == REJECTED
-    )
+    assert run(req, response(req, MSG, modify("content", "merge", {"name": "x"}))) == REJECTED
     assert run(req, response(req, MSG))["messages"] == ["note"]
 
 
 def test_elicitation_edit_needs_body_selection() -> None:
     req = elicitation()
-    req["params"]["event"]["elicitation"]["result"] = withheld_part(
-        "mcp-result", "metadata"
-    )
-    assert (
-        run(req, response(req, modify("content", "merge", {"name": "x"}))) == REJECTED
-    )
+    req["params"]["event"]["elicitation"]["result"] = withheld_part("mcp-result", "metadata")
+    assert run(req, response(req, modify("content", "merge", {"name": "x"}))) == REJECTED
 
 
 # Workspace --------------------------------------------------------------------
 
 
 def test_workspace_change() -> None:
-    req = request(
-        "workspace.change.before", ["deny", "modify"], modify={"workspace": dict(BOTH)}
-    )
-    actual = run(
-        req, response(req, modify("workspace", "merge", {"workspaceRoots": ["/a"]}))
-    )
-    assert actual["effective"] == {
-        "workspace": {"cwd": "/new", "workspaceRoots": ["/a"]}
-    }
+    req = request("workspace.change.before", ["deny", "modify"], modify={"workspace": dict(BOTH)})
+    actual = run(req, response(req, modify("workspace", "merge", {"workspaceRoots": ["/a"]})))
+    assert actual["effective"] == {"workspace": {"cwd": "/new", "workspaceRoots": ["/a"]}}
     assert actual["executed"] is True
     actual = run(req, response(req, {"type": "deny", "reason": "no"}))
     assert actual["decision"] == "deny" and actual["executed"] is False
@@ -957,9 +901,7 @@ def test_workspace_change_follows_the_canonical_schema(
         ["deny", "modify", "message"],
         modify={"workspace": dict(BOTH)},
     )
-    assert run(req, response(req, MSG, modify("workspace", operation, value))) == (
-        REJECTED
-    )
+    assert run(req, response(req, MSG, modify("workspace", operation, value))) == (REJECTED)
 
 
 def test_inject_value_follows_the_canonical_schema() -> None:
@@ -979,7 +921,7 @@ def test_edits_need_a_canonical_carried_answer() -> None:
 
 def test_every_supplied_value_is_checked_against_its_definition() -> None:
     """modify values, staged values after a merge, returns and inject values."""
-    from ahp_py import schemas
+    from ahp_py.sdk import schemas
 
     seen: list[tuple[str, Any]] = []
     canonical = schemas.load()

@@ -1,66 +1,57 @@
-"""The engine over every scenario file row, compared with its expectation."""
+"""The engine over every scenario file row: inputs and self-consistency only.
+
+The verdict on these rows is the matrix's (``python -m interop unit-tests``
+judges this adapter's ``replay`` reports with the harness's own verifier), so
+nothing here compares a derived result with a scenario's expectation.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from conftest import (
-    CORE_SCENARIOS,
-    UPSTREAM_FIXTURES,
-    UPSTREAM_SCENARIOS,
-    load_scenarios,
-    mismatch,
-)
+from conftest import CORE_SCENARIOS, UPSTREAM_FIXTURES, UPSTREAM_SCENARIOS, load_scenarios
 
-from ahp_py import engine, schemas
+from ahp_py.sdk import engine, schemas
+from ahp_py.sdk.codec import json_equal
 
 UPSTREAM = load_scenarios(UPSTREAM_SCENARIOS)
 CORE = load_scenarios(CORE_SCENARIOS)
+ROWS = UPSTREAM + CORE
 
 
 def _ids(rows: list[dict[str, Any]]) -> list[str]:
     return [row["id"] for row in rows]
 
 
-def test_upstream_file_is_present() -> None:
+def test_scenario_files_are_present() -> None:
     assert len(UPSTREAM) >= 100
+    assert len(CORE) >= 100
+
+
+@pytest.mark.parametrize("scenario", ROWS, ids=_ids(ROWS))
+def test_row_is_canonical_and_supported(
+    scenario: dict[str, Any], schema_set: schemas.SchemaSet
+) -> None:
+    """Every request is canonical and every boundary is one the engine implements."""
+    assert schema_set.error(schemas.INTERCEPT_REQUEST, scenario["request"]) is None
+    engine.boundary_for(scenario["request"])
 
 
 @pytest.mark.parametrize("scenario", UPSTREAM, ids=_ids(UPSTREAM))
-def test_upstream_scenario(
+def test_response_schema_hook_changes_no_outcome(
     scenario: dict[str, Any], schema_set: schemas.SchemaSet
 ) -> None:
-    assert schema_set.error(schemas.INTERCEPT_REQUEST, scenario["request"]) is None
-    outcome = engine.apply(
+    """On upstream's rows the engine's own checks (its slot definitions included)
+    derive the same result with and without the ``intercept-response`` schema
+    hook (core rows also test closedness, which only that schema checks)."""
+    with_hook = engine.apply(
         scenario["request"],
         scenario["response"],
         lambda message: schema_set.error(schemas.INTERCEPT_RESPONSE, message),
     )
-    assert mismatch(scenario, outcome.actual) is None, outcome.reason
-
-
-@pytest.mark.parametrize("scenario", UPSTREAM, ids=_ids(UPSTREAM))
-def test_upstream_scenario_without_schema(scenario: dict[str, Any]) -> None:
-    """The engine's own checks (its slot definitions included) reach the same
-    verdicts without the ``intercept-response`` schema hook."""
-    outcome = engine.apply(scenario["request"], scenario["response"])
-    assert mismatch(scenario, outcome.actual) is None, outcome.reason
-
-
-@pytest.mark.skipif(not CORE, reason="scenarios/core.json not written yet")
-@pytest.mark.parametrize("scenario", CORE, ids=_ids(CORE))
-def test_core_scenario(scenario: dict[str, Any], schema_set: schemas.SchemaSet) -> None:
-    assert schema_set.error(schemas.INTERCEPT_REQUEST, scenario["request"]) is None
-    try:
-        outcome = engine.apply(
-            scenario["request"],
-            scenario["response"],
-            lambda message: schema_set.error(schemas.INTERCEPT_RESPONSE, message),
-        )
-    except engine.Unsupported as exc:
-        pytest.fail(f"unsupported: {exc}")
-    assert mismatch(scenario, outcome.actual) is None, outcome.reason
+    without = engine.apply(scenario["request"], scenario["response"])
+    assert json_equal(with_hook.actual, without.actual), (with_hook.reason, without.reason)
 
 
 def _contextual_cases() -> list[dict[str, Any]]:
@@ -115,6 +106,4 @@ def test_upstream_contextual_edit_fixture(
         response,
         lambda message: schema_set.error(schemas.INTERCEPT_RESPONSE, message),
     )
-    assert ("rejected" not in outcome.actual) is case["contextualExpectedValid"], (
-        outcome.reason
-    )
+    assert ("rejected" not in outcome.actual) is case["contextualExpectedValid"], outcome.reason

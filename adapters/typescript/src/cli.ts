@@ -1,7 +1,21 @@
-// The adapter contract's command line: `client --config PATH` or `server --config PATH`.
-// Only the role's own modules are loaded, to keep start-up short.
+// The adapter contract's command line: `COMMAND --config PATH`, where each
+// command is a suite's role (adapter.json names them). A later suite adds a
+// module under suites/ and rows here. Only the chosen suite is loaded, to
+// keep start-up short.
+//
+// Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
+// line names the file and the field), 1 any other failure.
 
-const USAGE = "usage: node dist/cli.js client|server --config PATH";
+/** A role: runs with the config file's path; resolves with the exit code. */
+type Role = (configPath: string) => Promise<number>;
+
+const COMMANDS: Readonly<Record<string, () => Promise<Role>>> = {
+  client: async () => (await import("./suites/core.js")).roles.client,
+  server: async () => (await import("./suites/core.js")).roles.server,
+  replay: async () => (await import("./suites/core.js")).roles.replay,
+};
+
+const USAGE = `usage: node dist/cli.js ${Object.keys(COMMANDS).join("|")} --config PATH`;
 
 function configPath(args: readonly string[]): string | null {
   const index = args.indexOf("--config");
@@ -10,32 +24,28 @@ function configPath(args: readonly string[]): string | null {
 }
 
 async function main(args: readonly string[]): Promise<number> {
-  const [role, ...rest] = args;
+  const [command, ...rest] = args;
+  const load = command === undefined ? undefined : COMMANDS[command];
   const path = configPath(rest);
-  if ((role !== "client" && role !== "server") || path === null) {
+  if (load === undefined || path === null) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  if (role === "client") {
-    const [{ readClientConfig }, { runClient }] = await Promise.all([
-      import("./config.js"),
-      import("./client.js"),
-    ]);
-    await runClient(readClientConfig(path));
-    return 0;
+  const role = await load();
+  try {
+    return await role(path);
+  } catch (error) {
+    const { ConfigError } = await import("./contract/config.js");
+    if (error instanceof ConfigError) {
+      process.stderr.write(`ahp-ts: config ${error.message}\n`);
+      return 2;
+    }
+    throw error;
   }
-  const [{ readServerConfig }, { runServer }] = await Promise.all([
-    import("./config.js"),
-    import("./server.js"),
-  ]);
-  await runServer(readServerConfig(path));
-  return -1; // keep running: the server exits on /shutdown, EOF (stdio) or a signal
 }
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
+  (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(
       `ahp-ts: ${error instanceof Error ? error.message : String(error)}\n`,

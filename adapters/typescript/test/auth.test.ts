@@ -11,8 +11,8 @@ import {
   clientCredential,
   createAuthenticator,
   type FormPoster,
-} from "../auth.js";
-import type { AuthConfig } from "../config.js";
+} from "../sdk/auth.js";
+import type { AuthSettings } from "../sdk/settings.js";
 import { tempDir } from "./processes.js";
 import {
   AUDIENCE,
@@ -42,7 +42,7 @@ const headers = (...values: string[]) =>
 
 /** Whether the authenticator for `auth` accepts a token sent as the one Bearer header. */
 async function accepting(
-  auth: AuthConfig,
+  auth: AuthSettings,
 ): Promise<(token: string) => Promise<boolean>> {
   const check = await createAuthenticator(auth);
   return async (token) => check(headers(`Bearer ${token}`));
@@ -130,7 +130,7 @@ describe("compat workload: HS256 with the signing key", async () => {
 });
 
 describe("client credentials", () => {
-  const oauth: AuthConfig = {
+  const oauth: AuthSettings = {
     mode: "oauth",
     profile: "compat",
     tokenEndpoint: "http://127.0.0.1:9/token",
@@ -140,16 +140,16 @@ describe("client credentials", () => {
   };
   test("posts the client-credentials form once and uses the access token", async () => {
     const forms: string[] = [];
-    const post: FormPoster = async (_url, form) => {
+    const post: FormPoster = (_url, form) => {
       forms.push(form);
-      return {
+      return Promise.resolve({
         status: 200,
         body: JSON.stringify({
           access_token: "tok",
           token_type: "Bearer",
           expires_in: 60,
         }),
-      };
+      });
     };
     assert.equal(await clientCredential(oauth, post), "tok");
     assert.deepEqual(Object.fromEntries(new URLSearchParams(forms[0] ?? "")), {
@@ -162,32 +162,33 @@ describe("client credentials", () => {
   });
   test("a redirect or a non-Bearer answer is a failure", async () => {
     await assert.rejects(
-      clientCredential(oauth, async () => ({ status: 302, body: "" })),
+      clientCredential(oauth, () => Promise.resolve({ status: 302, body: "" })),
     );
     await assert.rejects(
-      clientCredential(oauth, async () => ({
-        status: 200,
-        body: JSON.stringify({ access_token: "t", token_type: "mac" }),
-      })),
+      clientCredential(oauth, () =>
+        Promise.resolve({
+          status: 200,
+          body: JSON.stringify({ access_token: "t", token_type: "mac" }),
+        }),
+      ),
     );
   });
   test("strict refuses a plain-HTTP token endpoint", async () => {
     await assert.rejects(
-      clientCredential({ ...oauth, profile: "strict" }, async () => ({
-        status: 200,
-        body: "{}",
-      })),
+      clientCredential({ ...oauth, profile: "strict" }, () =>
+        Promise.resolve({ status: 200, body: "{}" }),
+      ),
     );
   });
   test("static credentials", async () => {
-    const statics: [AuthConfig, string | null][] = [
+    const statics: [AuthSettings, string | null][] = [
       [{ mode: "bearer", profile: "strict", token: "t" }, "t"],
       [{ mode: "workload", profile: "strict", assertion: "a" }, "a"],
       [{ mode: "mtls", profile: "strict" }, null],
     ];
     for (const [auth, credential] of statics) {
       assert.equal(
-        await clientCredential(auth, async () => assert.fail()),
+        await clientCredential(auth, () => assert.fail()),
         credential,
       );
     }

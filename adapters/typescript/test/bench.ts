@@ -5,9 +5,14 @@
 
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { HttpConnection, interceptUrl } from "../httpTransport.js";
-import { readAnswered, UPSTREAM_FILE } from "./expectations.js";
-import { startServer, tempDir, writeJson } from "./processes.js";
+import { HttpConnection, interceptUrl } from "../sdk/httpTransport.js";
+import {
+  readBlindRows,
+  startServer,
+  tempDir,
+  UPSTREAM_FILE,
+  writeJson,
+} from "./processes.js";
 
 const ROUNDS = 200;
 
@@ -28,7 +33,7 @@ async function main(): Promise<void> {
       { ca: null, cert: null, key: null },
       10_000,
     );
-    const body = JSON.stringify(readAnswered(UPSTREAM_FILE)[0]?.request);
+    const body = JSON.stringify(readBlindRows(UPSTREAM_FILE)[0]?.request);
     const headers = { "Content-Type": "application/json" };
     await connection.post(url, body, headers); // warm-up: connection and JIT
     const start = process.hrtime.bigint();

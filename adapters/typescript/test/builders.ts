@@ -1,6 +1,6 @@
 // Small wire builders for focused engine tests.
 
-import type { Json, JsonObject } from "../json.js";
+import type { Json, JsonObject } from "../sdk/json.js";
 
 /** A content part; `extra` adds the body, gap or other fields. */
 export const part = (

@@ -9,23 +9,22 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { JsonObject } from "../json.js";
-import {
-  mismatch,
-  readAnswered,
-  UPSTREAM_FILE,
-  type AnsweredScenario,
-} from "./expectations.js";
+import type { JsonObject } from "../sdk/json.js";
+import { assertContract } from "./contractSchemas.js";
 import { makeTrust, type TrustFiles } from "./pki.js";
 import {
   ADAPTER_DIR,
   processGone,
   control,
+  readBlindRows,
   readReceiptLog,
+  runCli,
   runClientProcess,
   startServer,
   tempDir,
+  UPSTREAM_FILE,
   writeJson,
+  type BlindRow,
   type RunningServer,
 } from "./processes.js";
 import {
@@ -39,32 +38,36 @@ import {
 } from "./tokens.js";
 
 const work = tempDir("ahp-ts-e2e-");
-let trust: TrustFiles;
-before(() => {
-  trust = makeTrust();
-});
 after(() => {
   rmSync(work, { recursive: true, force: true });
   rmSync(trust.directory, { recursive: true, force: true });
 });
 
-// A small scenario file (a slice of the upstream core set) and its blind copy.
-const answered: AnsweredScenario[] = readAnswered(UPSTREAM_FILE).filter(
+// A small blind scenario file: a slice of the upstream core set.
+const rows: BlindRow[] = readBlindRows(UPSTREAM_FILE).filter(
   (_, index) => index % 9 === 0,
 );
 const scenarioFile = writeJson(join(work, "scenarios.json"), {
   version: 1,
-  scenarios: answered,
-});
-const blindFile = writeJson(join(work, "blind.json"), {
-  version: 1,
-  scenarios: answered.map(({ id, request, response }) => ({
-    id,
-    request,
-    response,
-  })),
+  scenarios: rows,
 });
 
+let trust: TrustFiles;
+/** The in-process replay of the scenario file: what every transport must derive too. */
+let replayed: Report;
+before(async () => {
+  trust = makeTrust();
+  const reportFile = join(work, "replay-report.json");
+  const config = writeJson(join(work, "replay.json"), {
+    scenarioFile,
+    reportFile,
+  });
+  assert.equal((await runCli("replay", config)).code, 0);
+  replayed = JSON.parse(readFileSync(reportFile, "utf8")) as Report;
+  assertContract("client-report.schema.json", replayed);
+  for (const row of replayed.results)
+    assert.equal(row.status, "completed", `${row.id}: ${row.error ?? ""}`);
+});
 interface Report {
   language: string;
   results: {
@@ -117,14 +120,16 @@ async function withServer<T>(
 async function runClient(name: string, fields: JsonObject): Promise<Report> {
   const reportFile = join(work, `${name}-report.json`);
   const config = writeJson(join(work, `${name}-client.json`), {
-    scenarioFile: blindFile,
+    scenarioFile,
     reportFile,
     auth: { mode: "none" },
     timeoutMs: 10000,
     ...fields,
   });
   assert.equal(await runClientProcess(config), 0, "the client exits 0");
-  return JSON.parse(readFileSync(reportFile, "utf8")) as Report;
+  const report = JSON.parse(readFileSync(reportFile, "utf8")) as Report;
+  assertContract("client-report.schema.json", report);
+  return report;
 }
 
 let counter = 0;
@@ -160,27 +165,24 @@ function runHttp(combination: Combination): Promise<{
   );
 }
 
+/** Every row completed, and derived what the in-process replay derived (the transport changed nothing). */
 function assertAllPass(report: Report): void {
   assert.equal(report.language, "typescript");
-  assert.deepEqual(
-    report.results.map((row) => row.id),
-    answered.map((scenario) => scenario.id),
-  );
-  for (const [index, row] of report.results.entries()) {
-    const scenario = answered[index] as AnsweredScenario;
+  for (const row of report.results)
     assert.equal(row.status, "completed", `${row.id}: ${row.error ?? ""}`);
-    assert.equal(mismatch(scenario, row.actual), null, row.id);
-  }
+  assert.deepEqual(report.results, replayed.results);
 }
 
 function assertReceipted(receipts: Receipts): void {
+  for (const receipt of receipts)
+    assertContract("receipt-line.schema.json", receipt, "receipt log line");
   assert.deepEqual(
     receipts.map((receipt) => receipt.kind),
-    answered.map(() => "request"),
+    rows.map(() => "request"),
   );
   assert.deepEqual(
     receipts.map((receipt) => receipt.message),
-    answered.map((scenario) => scenario.request),
+    rows.map((scenario) => scenario.request),
   );
 }
 
@@ -191,7 +193,7 @@ function assertServed(run: { report: Report; receipts: Receipts }): void {
 }
 
 function assertAllFailed(report: Report): void {
-  assert.equal(report.results.length, answered.length);
+  assert.equal(report.results.length, rows.length);
   for (const row of report.results) {
     assert.equal(row.status, "failed", row.id);
     assert.equal(typeof row.error, "string");
@@ -227,7 +229,8 @@ async function withTokenEndpoint<T>(
   ) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", async () => {
+    request.on("end", () => void answer());
+    const answer = async () => {
       const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
       const ok =
         form.get("grant_type") === "client_credentials" &&
@@ -249,7 +252,7 @@ async function withTokenEndpoint<T>(
           "Content-Length": String(Buffer.byteLength(body)),
         })
         .end(body);
-    });
+    };
   };
   const server =
     profile === "strict"
@@ -478,7 +481,7 @@ describe("server behaviour over HTTP", () => {
       bearer("compat", "dup-token"),
       async (server, receiptLog) => {
         const endpoint = server.readiness.endpoint ?? "";
-        const body = JSON.stringify(answered[0]?.request);
+        const body = JSON.stringify(rows[0]?.request);
         const head =
           "POST /intercept HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
         const authorization = "Authorization: Bearer dup-token\r\n";
@@ -515,9 +518,9 @@ describe("server behaviour over HTTP", () => {
     await withServer("ctl", { mode: "none" }, async (server, receiptLog) => {
       const base = server.readiness.controlEndpoint;
       const endpoint = server.readiness.endpoint ?? "";
-      assert.deepEqual((await control(base, "GET", "/health")).body, {
-        ready: true,
-      });
+      const health = (await control(base, "GET", "/health")).body;
+      assertContract("control.schema.json#/$defs/health", health);
+      assert.deepEqual(health, { ready: true });
       const discovery = await control(endpoint, "POST", "/anywhere", {
         jsonrpc: "2.0",
         id: "d-1",
@@ -531,7 +534,7 @@ describe("server behaviour over HTTP", () => {
         "",
       );
       assert.equal((get.body as JsonObject)["id"], "discovery");
-      const unknown = structuredClone(answered[0]?.request) as {
+      const unknown = structuredClone(rows[0]?.request) as {
         id: string;
         params: { event: { id: string } };
       };
@@ -548,40 +551,54 @@ describe("server behaviour over HTTP", () => {
         params: {},
       });
       assert.equal(errorCode(invalid), -32602);
+      const notification = {
+        jsonrpc: "2.0",
+        method: "hooks/observe",
+        params: { event: { type: "tool.after" } },
+      };
+      const noReply = await control(endpoint, "POST", "", notification);
+      assert.deepEqual([noReply.status, noReply.body], [204, null]);
       const receipts = (await control(base, "GET", "/receipts")).body as {
         requests: unknown[];
         discovery: unknown[];
+        notifications: unknown[];
       };
+      assertContract("control.schema.json#/$defs/receipts", receipts);
       assert.equal(receipts.requests.length, 2);
       assert.equal(receipts.discovery.length, 1);
+      assert.deepEqual(receipts.notifications, [notification]);
+      const log = readReceiptLog(receiptLog);
+      for (const line of log) assertContract("receipt-line.schema.json", line);
       assert.deepEqual(
-        readReceiptLog(receiptLog).map((receipt) => receipt.kind),
-        ["discovery", "request", "request"],
+        log.map((receipt) => receipt.kind),
+        ["discovery", "request", "request", "notification"],
       );
-      assert.deepEqual(
-        (await control(base, "POST", "/release", { barrier: "b1" })).body,
-        { released: "b1" },
-      );
+      const released = (
+        await control(base, "POST", "/release", { barrier: "b1" })
+      ).body;
+      assertContract("control.schema.json#/$defs/released", released);
+      assert.deepEqual(released, { released: "b1" });
       const resetFile = writeJson(join(work, "reset.json"), {
         version: 1,
         scenarios: [{ id: "reset-row", request: null, response: null }],
       });
-      assert.deepEqual(
-        (await control(base, "POST", "/reset", { scenarioFile: resetFile }))
-          .body,
-        { reset: true },
-      );
+      const reset = (
+        await control(base, "POST", "/reset", { scenarioFile: resetFile })
+      ).body;
+      assertContract("control.schema.json#/$defs/reset", reset);
+      assert.deepEqual(reset, { reset: true });
       assert.deepEqual((await control(base, "GET", "/receipts")).body, {
         requests: [],
         discovery: [],
+        notifications: [],
       });
       assert.equal(
         readReceiptLog(receiptLog).length,
-        3,
+        4,
         "the receipt log is append-only",
       );
       assert.equal(
-        errorCode(await control(endpoint, "POST", "", answered[0]?.request)),
+        errorCode(await control(endpoint, "POST", "", rows[0]?.request)),
         -32602,
         "ids of the old file are gone",
       );
@@ -628,7 +645,7 @@ describe("stdio client against misbehaving servers", () => {
         }
       });`;
     const report = await runAgainstFake("wrong-id", script);
-    assert.equal(report.results.length, answered.length);
+    assert.equal(report.results.length, rows.length);
     for (const row of report.results) {
       assert.equal(row.status, "completed", row.id);
       assert.deepEqual(row.actual, { rejected: true });
@@ -652,8 +669,22 @@ describe("stdio client against misbehaving servers", () => {
     );
   });
 
-  test("unparsable output is a transport failure", async () => {
-    const script = `process.stdin.on("data", () => process.stdout.write("not json\\n"));`;
-    assertAllFailed(await runAgainstFake("garbage", script));
+  test("a malformed line rejects the whole response: not JSON, a duplicate key, invalid UTF-8, too deep", async () => {
+    for (const [name, line] of [
+      ["garbage", JSON.stringify("not json")],
+      ["duplicate", JSON.stringify('{"jsonrpc":"2.0","jsonrpc":"2.0"}')],
+      ["utf8", `Buffer.from([0x22, 0xff, 0x22])`],
+      ["deep", `"[".repeat(600) + "]".repeat(600)`],
+    ] as const) {
+      const script = `process.stdin.on("data", () => { process.stdout.write(${line}); process.stdout.write("\\n"); });`;
+      const report = await runAgainstFake(name, script);
+      assert.equal(report.results.length, rows.length);
+      for (const row of report.results)
+        assert.deepEqual(
+          [row.status, row.actual],
+          ["completed", { rejected: true }],
+          `${name}: ${row.id}`,
+        );
+    }
   });
 });

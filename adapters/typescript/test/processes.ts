@@ -14,9 +14,39 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Json, JsonObject } from "../sdk/json.js";
 
 export const ADAPTER_DIR = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(ADAPTER_DIR, "dist", "cli.js");
+export const REPO_DIR = join(ADAPTER_DIR, "..", "..");
+export const SCHEMA_DIR = join(REPO_DIR, "schemas", "draft");
+export const CONTRACT_SCHEMA_DIR = join(REPO_DIR, "schemas", "contract");
+export const UPSTREAM_FILE = join(
+  REPO_DIR,
+  "scenarios",
+  "upstream",
+  "scenarios.json",
+);
+export const CORE_FILE = join(REPO_DIR, "scenarios", "core.json");
+
+/** A scenario row as a blind client gets it: id, request and response only. */
+export interface BlindRow {
+  readonly id: string;
+  readonly request: JsonObject;
+  readonly response: Json;
+}
+
+/** The rows of a scenario file, without their answers (the tests never judge them). */
+export function readBlindRows(path: string): BlindRow[] {
+  const { scenarios } = JSON.parse(readFileSync(path, "utf8")) as {
+    scenarios: BlindRow[];
+  };
+  return scenarios.map(({ id, request, response }) => ({
+    id,
+    request,
+    response,
+  }));
+}
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -67,11 +97,45 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Spawns `node dist/cli.js ROLE --config PATH` (stderr passed through). */
-function spawnCli(role: "server" | "client", configPath: string): ChildProcess {
+export type Command = "server" | "client" | "replay";
+
+/** Spawns `node dist/cli.js COMMAND --config PATH` (stderr passed through). */
+function spawnCli(role: Command, configPath: string): ChildProcess {
   return spawn(process.execPath, [CLI, role, "--config", configPath], {
     cwd: ADAPTER_DIR,
     stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+/**
+ * Runs `node dist/cli.js COMMAND --config PATH` to completion (killed after
+ * `limitMs`); resolves with its exit code, stdout and stderr.
+ */
+export function runCli(
+  role: Command,
+  configPath: string,
+  env: Readonly<Record<string, string>> = {},
+  limitMs = 30_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, role, "--config", configPath], {
+    cwd: ADAPTER_DIR,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  const watchdog = setTimeout(() => child.kill("SIGKILL"), limitMs);
+  return new Promise((resolve) => {
+    child.once("close", (code) => {
+      clearTimeout(watchdog);
+      resolve({
+        code,
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr: Buffer.concat(stderr).toString("utf8"),
+      });
+    });
   });
 }
 
