@@ -56,6 +56,12 @@ def _survivors(tmpdir: str) -> list[psutil.Process]:
     return found
 
 
+def _as_from_a_terminal() -> None:
+    """Signals as an interactive shell leaves them (a background job would ignore SIGINT)."""
+    for sig in SIGNALS.values():
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def moment(name: str, delay: float, argv: list[str], grace: float) -> Moment:
     work = Path(tempfile.mkdtemp(prefix="ahp-moment-"))
     tmpdir = work / "tmp"
@@ -64,7 +70,12 @@ def moment(name: str, delay: float, argv: list[str], grace: float) -> Moment:
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     command = [sys.executable, "-m", "interop", "matrix", "--output", str(output), "--quiet", *argv]
     harness = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_from_a_terminal,
     )
     time.sleep(delay)
     sent_at = time.monotonic()
