@@ -169,7 +169,7 @@ ERRORS: dict[str, ErrorKind] = _kinds(
     ),
     (
         "HarnessError",
-        "The harness itself failed (a bug); the traceback is in NAME-logs/harness.log beside the report.",
+        "The harness itself failed (a bug); its traceback is in NAME-logs/harness.log.",
         "Report it with harness.log attached.",
     ),
 )
