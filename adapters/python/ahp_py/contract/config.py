@@ -1,0 +1,440 @@
+"""Config files -> typed settings (docs/CONTRACT.md: server, client, replay).
+
+Every problem is a ``ConfigError`` naming the config file and the field; the
+command line turns it into one stderr line and exit code 2. Keys this adapter
+does not know are ignored. Scenario files are read here too (a bad one is a
+problem of the config's ``scenarioFile``).
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..sdk import codec
+from ..sdk.auth import AUTH_MODES, JWT_MODES, ClientCredentials, ServerPolicy
+from ..sdk.tls import TlsFiles
+
+if TYPE_CHECKING:
+    from ..sdk.schemas import SchemaSet
+
+PROFILES = ("strict", "compat")
+TRANSPORTS = ("http", "stdio")
+DEFAULT_LANGUAGE = "python"
+
+
+class ConfigError(ValueError):
+    """The config file is unreadable, malformed, or has a missing or wrong field."""
+
+    def __init__(self, file: str, field_name: str | None, message: str) -> None:
+        self.file = file
+        self.field = field_name
+        where = f"{file}: field {field_name}" if field_name else file
+        super().__init__(f"{where}: {message}")
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file is unreadable, malformed, or not ``{"scenarios": [...]}``."""
+
+
+def read_json(path: str | Path) -> Any:
+    """One strict JSON text from a file; ValueError says what is wrong."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return codec.loads(data)
+    except codec.JsonDecodeError as exc:
+        raise ValueError(f"{path} is not strict JSON: {exc}") from None
+
+
+def read_scenarios(path: str) -> list[dict[str, Any]]:
+    """The rows of a scenario file, each an object with a non-empty string ``id``."""
+    try:
+        document = read_json(path)
+    except ValueError as exc:
+        raise ScenarioFileError(str(exc)) from None
+    rows = document.get("scenarios") if isinstance(document, dict) else None
+    if not isinstance(rows, list):
+        raise ScenarioFileError(f"{path} has no scenarios array")
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not row["id"]:
+            raise ScenarioFileError(f"{path}: scenarios[{index}] has no non-empty string id")
+    return rows
+
+
+class Fields:
+    """Typed access to one object of a config file; errors name file and field."""
+
+    def __init__(self, data: dict[str, Any], file: str, prefix: str = "") -> None:
+        self.data = data
+        self.file = file
+        self.prefix = prefix
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(self.file, self.prefix + key, message)
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def string(self, key: str) -> str:
+        value = self.data.get(key)
+        if value is None:
+            raise self.error(key, "is missing")
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, "must be a non-empty string")
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        return self.string(key) if self.has(key) else None
+
+    def path(self, key: str) -> str:
+        value = self.string(key)
+        if not value.startswith("/"):
+            raise self.error(key, "must be an absolute path")
+        return value
+
+    def optional_path(self, key: str) -> str | None:
+        return self.path(key) if self.has(key) else None
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            raise self.error(key, "is missing")
+        if value not in choices:
+            raise self.error(key, f"{value!r} is not one of {', '.join(choices)}")
+        return str(value)
+
+    def command(self, key: str) -> list[str]:
+        value = self.data.get(key)
+        if value is None:
+            raise self.error(key, "is missing")
+        if not (
+            isinstance(value, list)
+            and value
+            and all(isinstance(part, str) and part for part in value)
+        ):
+            raise self.error(key, "must be a non-empty array of non-empty strings")
+        return list(value)
+
+    def positive_integer(self, key: str) -> int:
+        value = self.data.get(key)
+        if value is None:
+            raise self.error(key, "is missing")
+        if not codec.is_positive_integer(value):
+            raise self.error(key, "must be a positive integer")
+        return int(value)
+
+    def optional_number(self, key: str) -> float | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not codec.is_number(value):
+            raise self.error(key, "must be a number")
+        return float(value)
+
+    def section(self, key: str, required: bool = False) -> Fields | None:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                raise self.error(key, "is missing")
+            return None
+        if not isinstance(value, dict):
+            raise self.error(key, "must be an object")
+        return Fields(value, self.file, f"{self.prefix}{key}.")
+
+    def scenarios(self, key: str = "scenarioFile") -> list[dict[str, Any]]:
+        try:
+            return read_scenarios(self.path(key))
+        except ScenarioFileError as exc:
+            raise self.error(key, str(exc)) from None
+
+
+def load_fields(path: str) -> Fields:
+    """The top-level object of a config file."""
+    try:
+        value = read_json(path)
+    except ValueError as exc:
+        raise ConfigError(path, None, str(exc)) from None
+    if not isinstance(value, dict):
+        raise ConfigError(path, None, "must hold a JSON object")
+    return Fields(value, path)
+
+
+# Authentication and TLS -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerAuth:
+    mode: str
+    profile: str
+    policy: ServerPolicy = field(repr=False)
+    tls: TlsFiles | None  # None: plain HTTP
+
+
+@dataclass(frozen=True)
+class ClientAuth:
+    mode: str
+    profile: str
+    credentials: ClientCredentials = field(repr=False)
+    tls: TlsFiles  # trust anchor and optional client certificate for HTTPS
+
+
+def _mode_profile(config: Fields) -> tuple[Fields, str, str]:
+    auth = config.section("auth", required=True)
+    assert auth is not None
+    mode = auth.choice("mode", tuple(sorted(AUTH_MODES)))
+    profile = auth.choice("profile", PROFILES, default="strict")
+    return auth, mode, profile
+
+
+def _compat_mtls_files(auth: Fields) -> TlsFiles:
+    return TlsFiles(
+        ca_file=auth.path("caFile"), cert_file=auth.path("certFile"), key_file=auth.path("keyFile")
+    )
+
+
+def server_auth(config: Fields) -> ServerAuth:
+    """The server's policy and TLS material (for an HTTP server)."""
+    _, mode, profile = _mode_profile(config)
+    return ServerAuth(
+        mode=mode, profile=profile, policy=server_policy(config), tls=server_tls(config)
+    )
+
+
+def server_tls(config: Fields) -> TlsFiles | None:
+    """The listener's certificate (and client CA), or None for plain HTTP."""
+    auth, mode, profile = _mode_profile(config)
+    if profile == "compat" and mode == "mtls":
+        return _compat_mtls_files(auth)
+    section = config.section("tls")
+    if section is not None:
+        tls = TlsFiles(
+            ca_file=section.optional_path("clientCaFile"),
+            cert_file=section.path("certFile"),
+            key_file=section.path("keyFile"),
+        )
+        if mode == "mtls" and tls.ca_file is None:
+            raise section.error("clientCaFile", "is needed for auth.mode mtls")
+        return tls
+    if profile == "strict" and mode != "none":
+        raise config.error("tls", f"is needed for auth.mode {mode} in profile strict")
+    return None
+
+
+def server_policy(config: Fields) -> ServerPolicy:
+    """What the server accepts in the Authorization header."""
+    from ..sdk.auth import load_p256_public_key
+
+    auth, mode, profile = _mode_profile(config)
+    if mode == "bearer":
+        return ServerPolicy(mode=mode, token=auth.string("token"))
+    if mode not in JWT_MODES:
+        return ServerPolicy(mode=mode)
+    if profile == "strict":
+        key_file = auth.path("publicKeyFile")
+        try:
+            key: Any = load_p256_public_key(key_file)
+        except ValueError as exc:
+            raise auth.error("publicKeyFile", str(exc)) from None
+    else:
+        key = auth.string("signingKey").encode("utf-8")
+    return ServerPolicy(
+        mode=mode,
+        algorithm="ES256" if profile == "strict" else "HS256",
+        key=key,
+        issuer=auth.string("issuer"),
+        audience=auth.string("audience"),
+        purpose=auth.string("purpose") if "purpose" in auth.data else mode,
+        clock=auth.optional_number("clock"),
+    )
+
+
+def client_auth(config: Fields) -> ClientAuth:
+    auth, mode, profile = _mode_profile(config)
+    if profile == "compat" and mode == "mtls":
+        tls = _compat_mtls_files(auth)
+    else:
+        section = config.section("tls")
+        tls = TlsFiles()
+        if section is not None:
+            tls = TlsFiles(
+                ca_file=section.path("caFile"),
+                cert_file=section.optional_path("certFile"),
+                key_file=section.optional_path("keyFile"),
+            )
+        if mode == "mtls":
+            if section is None:
+                raise config.error("tls", "is needed for auth.mode mtls")
+            for key, value in (("certFile", tls.cert_file), ("keyFile", tls.key_file)):
+                if value is None:
+                    raise section.error(key, "is needed for auth.mode mtls")
+    credentials = ClientCredentials(mode=mode, tls=tls, https_only=profile == "strict")
+    if mode == "bearer":
+        credentials = ClientCredentials(mode=mode, token=auth.string("token"), tls=tls)
+    elif mode == "workload":
+        credentials = ClientCredentials(mode=mode, token=auth.string("assertion"), tls=tls)
+    elif mode == "oauth":
+        credentials = ClientCredentials(
+            mode=mode,
+            token_endpoint=auth.string("tokenEndpoint"),
+            client_id=auth.string("clientId"),
+            client_secret=auth.string("clientSecret"),
+            audience=auth.string("audience"),
+            https_only=profile == "strict",
+            tls=tls,
+        )
+    return ClientAuth(mode=mode, profile=profile, credentials=credentials, tls=tls)
+
+
+def server_ssl_context(settings: ServerSettings) -> ssl.SSLContext | None:
+    """The listener's TLS context, or None for plain HTTP."""
+    files = settings.auth.tls if settings.auth is not None else None
+    if files is None:
+        return None
+    from ..sdk.tls import server_context
+
+    try:
+        return server_context(files)
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        where = "auth" if settings.auth and settings.auth.profile == "compat" else "tls"
+        raise ConfigError(settings.file, where, f"unusable certificate material: {exc}") from None
+
+
+def client_ssl_context(settings: ClientSettings) -> ssl.SSLContext:
+    from ..sdk.tls import client_context
+
+    try:
+        return client_context(settings.auth.tls)
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        where = "auth" if settings.auth.profile == "compat" else "tls"
+        raise ConfigError(settings.file, where, f"unusable certificate material: {exc}") from None
+
+
+# The three configs ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    file: str
+    transport: str
+    readiness_file: str
+    scenario_file: str
+    scenarios: list[dict[str, Any]] = field(repr=False)
+    receipt_log: str | None
+    schema_dir: str | None
+    auth: ServerAuth | None  # None over stdio (process trust)
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    file: str
+    transport: str
+    scenarios: list[dict[str, Any]] = field(repr=False)
+    report_file: str
+    timeout: float  # seconds
+    auth: ClientAuth
+    endpoint: str | None = None
+    server_command: list[str] = field(default_factory=list)
+    server_cwd: str | None = None
+    server_config: str | None = None
+    schema_dir: str | None = None
+    language: str = DEFAULT_LANGUAGE
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    file: str
+    scenarios: list[dict[str, Any]] = field(repr=False)
+    report_file: str
+    schema_dir: str | None = None
+    language: str = DEFAULT_LANGUAGE
+
+
+def _language(config: Fields) -> str:
+    return config.optional_string("language") or DEFAULT_LANGUAGE
+
+
+def load_server(path: str) -> ServerSettings:
+    config = load_fields(path)
+    transport = config.choice("transport", TRANSPORTS)
+    readiness = config.path("readinessFile")
+    scenario_file = config.path("scenarioFile")
+    scenarios = config.scenarios()
+    receipt_log = config.optional_path("receiptLog")
+    schema_dir = config.optional_path("schemaDir")
+    if transport == "http":
+        auth: ServerAuth | None = server_auth(config)
+    else:
+        _mode_profile(config)
+        auth = None
+    return ServerSettings(
+        file=path,
+        transport=transport,
+        readiness_file=readiness,
+        scenario_file=scenario_file,
+        scenarios=scenarios,
+        receipt_log=receipt_log,
+        schema_dir=schema_dir,
+        auth=auth,
+    )
+
+
+def load_client(path: str) -> ClientSettings:
+    config = load_fields(path)
+    transport = config.choice("transport", TRANSPORTS)
+    scenarios = config.scenarios()
+    report_file = config.path("reportFile")
+    timeout_ms = config.positive_integer("timeoutMs")
+    common: dict[str, Any] = {
+        "file": path,
+        "transport": transport,
+        "scenarios": scenarios,
+        "report_file": report_file,
+        "timeout": timeout_ms / 1000.0,
+        "schema_dir": config.optional_path("schemaDir"),
+        "language": _language(config),
+    }
+    if transport == "http":
+        endpoint = config.string("endpoint")
+        from urllib.parse import urlsplit
+
+        url = urlsplit(endpoint)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise config.error("endpoint", "must be an http(s) URL")
+        return ClientSettings(auth=client_auth(config), endpoint=endpoint, **common)
+    return ClientSettings(
+        auth=client_auth(config),
+        server_command=config.command("serverCommand"),
+        server_cwd=config.path("serverCwd"),
+        server_config=config.path("serverConfig"),
+        **common,
+    )
+
+
+def load_replay(path: str) -> ReplaySettings:
+    config = load_fields(path)
+    return ReplaySettings(
+        file=path,
+        scenarios=config.scenarios(),
+        report_file=config.path("reportFile"),
+        schema_dir=config.optional_path("schemaDir"),
+        language=_language(config),
+    )
+
+
+def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
+    """The canonical schemas: the config's ``schemaDir``, else ``$AHP_SCHEMA_DIR``,
+    else the repository's ``schemas/draft``. Only a bad ``schemaDir`` is a config
+    problem; the others raise ``SchemaError``."""
+    from ..sdk import schemas
+
+    if schema_dir is None:
+        return schemas.load()
+    try:
+        return schemas.load(schema_dir)
+    except schemas.SchemaError as exc:
+        raise ConfigError(file, "schemaDir", str(exc)) from None

@@ -1,0 +1,69 @@
+"""JSON-RPC 2.0 as AHP uses it: error codes, error messages, and a server's answer."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .manifest import PROTOCOL_VERSION
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+UNSUPPORTED_VERSION = -32001
+
+CAPABILITIES = "hooks/capabilities"
+INTERCEPT = "hooks/intercept"
+# What ``GET /capabilities`` stands for (the HTTP binding's discovery for upstream clients).
+GET_DISCOVERY: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": "discovery",
+    "method": CAPABILITIES,
+    "params": {"protocolVersion": PROTOCOL_VERSION},
+}
+
+
+def error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response; an id that is not a string or number becomes null."""
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        request_id = None
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+def parse_error() -> dict[str, Any]:
+    return error(None, PARSE_ERROR, "parse error")
+
+
+def is_notification(message: Any) -> bool:
+    """A JSON-RPC object without an ``id`` member gets no reply."""
+    return isinstance(message, dict) and "id" not in message
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a server sends back for one parsed message.
+
+    ``reply`` is sent as is (it may be any JSON value, ``None`` included) unless
+    ``has_reply`` is false (a notification). With a ``gate``, the reply waits
+    until the gate is set; the transport keeps serving other messages meanwhile
+    and calls ``sent`` (when given) once the held reply is written.
+    """
+
+    reply: Any = None
+    has_reply: bool = True
+    gate: threading.Event | None = None
+    sent: Callable[[], None] | None = None
+
+    def written(self) -> None:
+        if self.sent is not None:
+            self.sent()
+
+
+NO_REPLY = Answer(has_reply=False)

@@ -1,0 +1,212 @@
+"""The canonical JSON Schemas: one registry keyed by ``$id``, validators built once.
+
+A validator is named by a schema file (``intercept-request.schema.json``) or by
+a definition inside one (``content-item.schema.json#/$defs/messages``, any JSON
+pointer into the file); the engine checks every value a response supplies
+against the definition of its slot this way.
+
+JSON Schema ``pattern`` is ECMA-262, Python's ``re`` is not: ``$`` also matches
+before a final newline and ``\\d``/``\\w`` match non-ASCII digits and letters.
+Patterns are therefore rewritten into their Python equivalents when the schema
+documents are loaded, so every keyword that reads them (``pattern``,
+``patternProperties``, ``additionalProperties``) sees the ECMA meaning.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from . import codec
+
+SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/"
+INTERCEPT_REQUEST = "intercept-request.schema.json"
+INTERCEPT_RESPONSE = "intercept-response.schema.json"
+CAPABILITIES_REQUEST = "capabilities-request.schema.json"
+CAPABILITIES_RESPONSE = "capabilities-response.schema.json"
+REQUIRED_FORMATS = ("uri", "date-time")
+MEMO_LIMIT = 8192
+
+# Keywords whose values are maps from names to subschemas (names are not keywords).
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+# Keywords whose values are data, never schemas.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples", "required"})
+
+
+class SchemaError(RuntimeError):
+    """The canonical schema directory is missing or unusable."""
+
+
+def default_schema_dir() -> Path:
+    override = os.environ.get("AHP_SCHEMA_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[4] / "schemas" / "draft"
+
+
+def ecma_to_python(pattern: str) -> str:
+    """Rewrite an ECMA-262 regular expression (no flags) for Python's ``re``."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escape = pattern[i + 1]
+            if escape == "d":
+                out.append("0-9" if in_class else "[0-9]")
+            elif escape == "w":
+                out.append("A-Za-z0-9_" if in_class else "[A-Za-z0-9_]")
+            elif escape == "D" and not in_class:
+                out.append("[^0-9]")
+            elif escape == "W" and not in_class:
+                out.append("[^A-Za-z0-9_]")
+            else:
+                out.append(char + escape)
+            i += 2
+            continue
+        if in_class:
+            if char == "]":
+                in_class = False
+            out.append(char)
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            if pattern[i + 1 : i + 2] == "^":
+                out.append("^")
+                i += 1
+        elif char == "$":
+            out.append(r"\Z")
+        elif pattern.startswith("(?<", i) and pattern[i + 3 : i + 4] not in ("=", "!"):
+            out.append("(?P<")
+            i += 3
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _translate(node: Any) -> Any:
+    """Copy a schema with every pattern rewritten for Python."""
+    if isinstance(node, list):
+        return [_translate(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "pattern" and isinstance(value, str):
+            out[key] = ecma_to_python(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            out[key] = {ecma_to_python(k): _translate(v) for k, v in value.items()}
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {k: _translate(v) for k, v in value.items()}
+        elif key in _DATA_KEYWORDS:
+            out[key] = value
+        else:
+            out[key] = _translate(value)
+    return out
+
+
+class SchemaSet:
+    """Every ``*.schema.json`` of one directory, validated with formats checked."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+
+        self.directory = directory or default_schema_dir()
+        files = sorted(self.directory.glob("*.schema.json"))
+        if not files:
+            raise SchemaError(f"no *.schema.json files in {self.directory}")
+        checker = Draft202012Validator.FORMAT_CHECKER
+        missing = [name for name in REQUIRED_FORMATS if name not in checker.checkers]
+        if missing:
+            raise SchemaError(f"format checks unavailable: {', '.join(missing)}")
+        self._checker = checker
+        self._documents: dict[str, dict[str, Any]] = {}
+        resources = []
+        for path in files:
+            document = _translate(codec.loads(path.read_bytes()))
+            if not isinstance(document, dict):
+                raise SchemaError(f"{path.name} is not a schema object")
+            uri = document.setdefault("$id", SCHEMA_BASE + path.name)
+            self._documents[path.name] = document
+            resources.append(
+                (
+                    uri,
+                    Resource.from_contents(document, default_specification=DRAFT202012),
+                )
+            )
+        self._registry = Registry().with_resources(resources)
+        self._validators: dict[str, Any] = {}
+        self._memo: dict[tuple[str, str], str | None] = {}
+
+    def names(self) -> list[str]:
+        return sorted(self._documents)
+
+    def validator(self, name: str) -> Any:
+        """The validator of a schema file or of ``file#/pointer`` inside one,
+        built on first use and kept."""
+        found = self._validators.get(name)
+        if found is None:
+            from jsonschema.validators import validator_for
+
+            file_name, _, pointer = name.partition("#")
+            document = self._documents.get(file_name)
+            if document is None:
+                raise SchemaError(f"schema {file_name} not found in {self.directory}")
+            cls = validator_for(document)
+            schema: dict[str, Any] = document
+            if pointer:  # the class (dialect) is the document's own
+                schema = {"$ref": document["$id"] + "#" + pointer}
+                self._resolve(schema["$ref"], name)
+            found = cls(schema, registry=self._registry, format_checker=self._checker)
+            self._validators[name] = found
+        return found
+
+    def _resolve(self, uri: str, name: str) -> None:
+        """Fail now, not at validation time, when ``name`` points at nothing."""
+        from referencing.exceptions import Unresolvable
+
+        try:
+            self._registry.resolver().lookup(uri)
+        except Unresolvable as exc:
+            raise SchemaError(f"definition {name} not found: {exc}") from None
+
+    def error(self, name: str, instance: Any) -> str | None:
+        """None when ``instance`` is valid, else a one-line reason.
+
+        Results are remembered per exact JSON text: a reused server sees the same
+        canonical requests from every client, the client sees the same slot
+        values in many rows, and validation is deterministic.
+        """
+        key = (name, codec.dumps(instance))
+        if key in self._memo:
+            return self._memo[key]
+        result = self._error(name, instance)
+        if len(self._memo) >= MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = result
+        return result
+
+    def _error(self, name: str, instance: Any) -> str | None:
+        validator = self.validator(name)
+        if validator.is_valid(instance):
+            return None
+        from jsonschema.exceptions import best_match
+
+        best = best_match(validator.iter_errors(instance))
+        if best is None:
+            return f"invalid against {name}"
+        where = "/".join(str(part) for part in best.absolute_path) or "(root)"
+        return f"{name} at {where}: {best.message[:300]}"
+
+
+@lru_cache(maxsize=4)
+def load(directory: str | None = None) -> SchemaSet:
+    """The process-wide schema set (one per directory)."""
+    return SchemaSet(Path(directory) if directory else None)

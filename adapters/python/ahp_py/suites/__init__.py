@@ -1,0 +1,1 @@
+"""One module per suite: its client role and its server behaviour."""
