@@ -57,6 +57,25 @@ def _build_adapters(session: nox.Session) -> None:
     session.run("python", "-m", "interop", "build", *_adapter_dirs(session.posargs))
 
 
+def _lint_adapters(session: nox.Session) -> None:
+    """Each adapter's own linters, with its own configuration (built first)."""
+    session.run("python", "-m", "interop", "build", "--adapters", "python", "typescript")
+    python = "adapters/python"
+    session.run("ruff", "check", "--no-cache", python)
+    session.run("ruff", "format", "--check", "--no-cache", python)
+    session.run(
+        "mypy",
+        "--config-file",
+        f"{python}/mypy.ini",
+        "--python-executable",
+        f"{python}/.venv/bin/python",
+        f"{python}/ahp_py",
+    )
+    with session.chdir(ROOT / "adapters" / "typescript"):
+        session.run("npm", "run", "lint", "--silent", external=True)
+    session.chdir(ROOT)
+
+
 @nox.session(python=PYTHON)
 def build(session: nox.Session) -> None:
     """Build every adapter (incremental: a second run with no change does nothing)."""
