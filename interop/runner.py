@@ -183,8 +183,10 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         timings = build_timings(outcomes, time.monotonic() - started)
         written = write_reports(paths, document, timings, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet)
-        late = interrupts.arrived()
-    if interrupted or late:
+        late = interrupts.arrived() and not interrupted
+    if late:
+        print("a signal came after every result was in: the report is complete", file=sys.stderr)
+    if interrupted:
         return 130
     counts = document["summary"]["combinations"]
     if counts[Status.FAILED]:
