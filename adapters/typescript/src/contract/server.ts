@@ -1,0 +1,250 @@
+// The server process of the adapter contract: AHP over HTTP(S) or stdio in
+// front of a suite's behaviour, the control listener, the readiness file,
+// shutdown. Every message is parsed strictly; a malformed one gets -32700
+// (`id: null`; HTTP status 400) and no receipt. Over HTTP the headers are
+// authenticated before any body is read.
+
+import type http from "node:http";
+import { createAuthenticator, type Authenticator } from "../sdk/auth.js";
+import {
+  CodecError,
+  decodeJson,
+  encodeJson,
+  errorResponse,
+  PARSE_ERROR,
+} from "../sdk/codec.js";
+import {
+  DEFAULT_LIMITS,
+  discardBody,
+  listen,
+  readBody,
+  refuse,
+  sendEmpty,
+  sendJson,
+  type ListenerLimits,
+} from "../sdk/httpTransport.js";
+import type { Json, JsonObject } from "../sdk/json.js";
+import { LINE_TOO_LONG, LineReader } from "../sdk/stdioTransport.js";
+import { serverTls } from "../sdk/tls.js";
+import { ConfigError, type ServerSettings } from "./config.js";
+import { controlHandler, type ServerState } from "./control.js";
+import { writeReadiness } from "./readiness.js";
+
+const INTERNAL_ERROR = -32603;
+/** The control listener reads small bodies only. */
+const CONTROL_BODY_LIMIT = 1024 * 1024;
+
+/** A reply to send (any JSON value, sent unchanged), or undefined for none (a notification). */
+export type Reply = Json | undefined;
+
+/** What a suite's server does with each parsed message. */
+export interface ServerBehaviour {
+  /** Receipts `message` and answers it; a promise when the reply is held (a barrier). */
+  handle(message: Json): Reply | Promise<Reply>;
+  /** The answer to `GET /capabilities` (upstream clients' discovery). */
+  capabilities(): JsonObject;
+}
+
+export interface RunningServer {
+  readonly endpoint: string | null;
+  readonly controlEndpoint: string;
+  /** Resolves once the server stopped (/shutdown, EOF on stdin, SIGTERM/SIGINT, stop()). */
+  readonly stopped: Promise<void>;
+  stop(): void;
+}
+
+export function diagnostic(text: string): void {
+  process.stderr.write(`ahp-ts server: ${text}\n`);
+}
+
+/** A parsed message's answer, or the -32700 answer of a malformed one (status 400 over HTTP). */
+type Answer =
+  | { readonly status: 200; readonly reply: Reply | Promise<Reply> }
+  | { readonly status: 400; readonly reply: JsonObject };
+
+function malformed(reason: string): Answer {
+  return { status: 400, reply: errorResponse(null, PARSE_ERROR, reason) };
+}
+
+function answer(behaviour: ServerBehaviour, bytes: Buffer): Answer {
+  let message: Json;
+  try {
+    message = decodeJson(bytes);
+  } catch (error) {
+    if (error instanceof CodecError) return malformed(error.message);
+    throw error;
+  }
+  return { status: 200, reply: behaviour.handle(message) };
+}
+
+class Server {
+  private readonly listeners: http.Server[] = [];
+  private readonly signals = ["SIGTERM", "SIGINT"] as const;
+  private stopping = false;
+  private resolveStopped: () => void = () => undefined;
+  readonly stopped = new Promise<void>((resolve) => {
+    this.resolveStopped = resolve;
+  });
+
+  constructor(
+    private readonly state: ServerState,
+    private readonly behaviour: ServerBehaviour,
+    private readonly authenticate: Authenticator,
+    readonly limits: ListenerLimits,
+  ) {
+    for (const signal of this.signals) process.once(signal, this.stop);
+  }
+
+  /** The AHP listener: POST of any JSON-RPC message on any path, GET /capabilities. */
+  readonly ahp = (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): void => {
+    this.serveAhp(request, response).catch((error: unknown) => {
+      diagnostic(`request failed: ${(error as Error).message}`);
+      sendEmpty(response, 500);
+    });
+  };
+
+  private async serveAhp(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): Promise<void> {
+    // The headers decide first: no body is read for a request that is refused.
+    if (!(await this.authenticate(request.rawHeaders))) {
+      refuse(request, response, 401, this.limits);
+      return;
+    }
+    const path = (request.url ?? "/").split("?")[0] ?? "/";
+    if (request.method === "GET" && path.endsWith("/capabilities")) {
+      sendJson(response, 200, encodeJson(this.behaviour.capabilities()));
+      discardBody(request, this.limits);
+      return;
+    }
+    if (request.method !== "POST") {
+      refuse(request, response, 405, this.limits);
+      return;
+    }
+    const body = await readBody(request, response, this.limits);
+    if (body === null) return;
+    const { status, reply } = answer(this.behaviour, body);
+    const sent = await reply;
+    if (sent === undefined) sendEmpty(response, 204);
+    else sendJson(response, status, encodeJson(sent));
+  }
+
+  /** Answers stdin lines on stdout, one line each, as each reply is ready; EOF stops the server. */
+  async serveStdio(): Promise<void> {
+    const reader = new LineReader(process.stdin, this.limits.maxBodyBytes);
+    const write = (reply: Reply) => {
+      if (reply !== undefined) process.stdout.write(`${encodeJson(reply)}\n`);
+    };
+    for (
+      let line = await reader.next();
+      line !== null;
+      line = await reader.next()
+    ) {
+      if (
+        line !== LINE_TOO_LONG &&
+        (line.length === 0 || (line.length === 1 && line[0] === 13))
+      )
+        continue;
+      let reply: Reply | Promise<Reply>;
+      try {
+        reply = (
+          line === LINE_TOO_LONG
+            ? malformed(`a line longer than ${this.limits.maxBodyBytes} bytes`)
+            : answer(this.behaviour, line)
+        ).reply;
+      } catch (error) {
+        diagnostic(`line failed: ${(error as Error).message}`);
+        reply = errorResponse(null, INTERNAL_ERROR, "internal error");
+      }
+      // A held reply goes out when released; the next lines are answered meanwhile.
+      if (reply instanceof Promise) void reply.then(write);
+      else write(reply);
+    }
+    this.stop();
+  }
+
+  track(listener: http.Server): void {
+    this.listeners.push(listener);
+  }
+
+  /** Lets every held reply go, then closes the listeners and the receipt log. */
+  readonly stop = (): void => {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const signal of this.signals) process.off(signal, this.stop);
+    this.state.barriers.releaseAll();
+    setImmediate(() => {
+      for (const listener of this.listeners) {
+        listener.close();
+        listener.closeAllConnections();
+      }
+      this.state.receipts.close();
+      this.resolveStopped();
+    });
+  };
+}
+
+/**
+ * Starts the server: listeners on 127.0.0.1 port 0 (the AHP one over HTTP
+ * only), then the readiness file. Setting problems throw SettingError or
+ * ConfigError before anything listens.
+ */
+export async function startServer(
+  settings: ServerSettings,
+  state: ServerState,
+  behaviour: ServerBehaviour,
+  limits: ListenerLimits = DEFAULT_LIMITS,
+): Promise<RunningServer> {
+  const http = settings.transport === "http";
+  const tls = http ? serverTls(settings.auth, settings.tls) : null;
+  if (!http && settings.auth.mode !== "none") {
+    diagnostic(
+      `auth mode ${settings.auth.mode} does not apply over stdio; process trust only`,
+    );
+  }
+  const authenticate = http
+    ? await createAuthenticator(settings.auth)
+    : () => Promise.resolve(true);
+  const server = new Server(state, behaviour, authenticate, limits);
+  const control = await listen(
+    controlHandler(state, server.stop, {
+      ...limits,
+      maxBodyBytes: CONTROL_BODY_LIMIT,
+    }),
+    null,
+    limits,
+  );
+  server.track(control.server);
+  let endpoint: string | null = null;
+  if (http) {
+    const ahp = await listen(server.ahp, tls, limits);
+    server.track(ahp.server);
+    endpoint = `${tls === null ? "http" : "https"}://127.0.0.1:${ahp.port}/intercept`;
+  }
+  const controlEndpoint = `http://127.0.0.1:${control.port}`;
+  try {
+    writeReadiness(settings.readinessFile, {
+      endpoint,
+      controlEndpoint,
+      pid: process.pid,
+    });
+  } catch (error) {
+    server.stop();
+    throw new ConfigError(
+      settings.configFile,
+      "readinessFile",
+      `cannot write ${settings.readinessFile}: ${(error as Error).message}`,
+    );
+  }
+  if (!http) void server.serveStdio();
+  return {
+    endpoint,
+    controlEndpoint,
+    stopped: server.stopped,
+    stop: server.stop,
+  };
+}

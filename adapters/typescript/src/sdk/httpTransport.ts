@@ -1,0 +1,373 @@
+// HTTP(S) transport. Client: one keep-alive connection with TCP_NODELAY,
+// redirects never followed. Server: every response's head and body go out in
+// one write (a split write meets Nagle and delayed ACK: ~44 ms per round
+// trip), and every read is bounded: the handler sees the headers first and
+// decides whether to read the body at all; a body over the limit gets 413; a
+// header, body or idle connection that stalls is closed; the listen backlog
+// is 511. A request the parser refuses (e.g. a chunk size that is not hex)
+// gets Node's own answer: 400 (431 for huge headers, 408 for a slow head),
+// unless a response to it is already under way, then the connection closes.
+
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import type { ClientTls, ServerTls } from "./tls.js";
+import type { ClientTransport, Exchange } from "./transport.js";
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+/** A keep-alive client for one origin: at most one socket, reused across requests. */
+export class HttpConnection {
+  private readonly agent: http.Agent;
+  private readonly secure: boolean;
+
+  constructor(
+    origin: URL,
+    tls: ClientTls,
+    private readonly timeoutMs: number,
+  ) {
+    this.secure = origin.protocol === "https:";
+    const options = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1 };
+    this.agent = this.secure
+      ? new https.Agent({
+          ...options,
+          ...(tls.ca === null ? {} : { ca: tls.ca }),
+          ...(tls.cert === null ? {} : { cert: tls.cert }),
+          ...(tls.key === null ? {} : { key: tls.key }),
+          rejectUnauthorized: true,
+          minVersion: "TLSv1.2",
+        })
+      : new http.Agent(options);
+  }
+
+  /** POSTs `body` to `url`; resolves with any status (the caller decides), rejects on transport errors. */
+  post(
+    url: URL,
+    body: string,
+    headers: Readonly<Record<string, string>>,
+  ): Promise<HttpAnswer> {
+    return new Promise((resolve, reject) => {
+      const request = (this.secure ? https : http).request(url, {
+        agent: this.agent,
+        method: "POST",
+        headers: {
+          ...headers,
+          "Content-Length": String(Buffer.byteLength(body)),
+        },
+      });
+      const timer = setTimeout(
+        () =>
+          request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+      request.setNoDelay(true);
+      request.on("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      request.on("response", (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        response.on("end", () => {
+          clearTimeout(timer);
+          resolve({
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks),
+          });
+        });
+      });
+      request.end(body);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** An AHP client over HTTP(S): POSTs each message to one URL; any status but 200 is a transport failure. */
+export class HttpClientTransport implements ClientTransport {
+  private readonly connection: HttpConnection;
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    private readonly url: URL,
+    tls: ClientTls,
+    timeoutMs: number,
+    token: string | null,
+  ) {
+    this.connection = new HttpConnection(url, tls, timeoutMs);
+    this.headers = { "Content-Type": "application/json" };
+    if (token !== null) this.headers["Authorization"] = `Bearer ${token}`;
+  }
+
+  async send(line: string): Promise<Exchange> {
+    try {
+      const answer = await this.connection.post(this.url, line, this.headers);
+      if (answer.status !== 200)
+        return { error: `HTTP status ${answer.status}` };
+      return { body: answer.body };
+    } catch (error) {
+      return { error: `transport: ${(error as Error).message}` };
+    }
+  }
+
+  close(): Promise<void> {
+    this.connection.close();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * POSTs a form (the OAuth token request) and resolves with the status and the
+ * body text; redirects are not followed (a 3xx is returned as is).
+ */
+export function postForm(
+  target: string,
+  form: string,
+  tls: ClientTls,
+  timeoutMs: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(target);
+    const secure = url.protocol === "https:";
+    const request = (secure ? https : http).request(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": String(Buffer.byteLength(form)),
+      },
+      ...(secure
+        ? {
+            ...(tls.ca === null ? {} : { ca: tls.ca }),
+            rejectUnauthorized: true,
+          }
+        : {}),
+      timeout: timeoutMs,
+    });
+    request.on("timeout", () =>
+      request.destroy(new Error("token endpoint timed out")),
+    );
+    request.on("error", reject);
+    request.on("response", (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
+      response.on("error", reject);
+    });
+    request.end(form);
+  });
+}
+
+/** The URL a client posts intercepts to: the endpoint, or endpoint + "/intercept". */
+export function interceptUrl(endpoint: string): URL {
+  const url = new URL(endpoint);
+  if (!url.pathname.endsWith("/intercept"))
+    url.pathname = `${url.pathname.replace(/\/+$/, "")}/intercept`;
+  return url;
+}
+
+/** The bounds of a listener's reads. */
+export interface ListenerLimits {
+  /** The largest request body read; a larger one gets 413. */
+  readonly maxBodyBytes: number;
+  /** Headers that take this long, a body that stalls this long, or a keep-alive connection idle this long is closed. */
+  readonly stallMs: number;
+}
+
+export const DEFAULT_LIMITS: ListenerLimits = {
+  maxBodyBytes: 8 * 1024 * 1024,
+  stallMs: 10_000,
+};
+
+const BACKLOG = 511;
+/**
+ * How much of a refused request's body (401, 413, ...) is read and thrown
+ * away after the status went out, so that a client that sends the whole body
+ * before reading sees the status rather than a reset; past this, the
+ * connection is closed.
+ */
+const DISCARD_LIMIT = 256 * 1024 * 1024;
+
+export type Handler = (
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+) => void;
+
+/** Starts an HTTP or HTTPS listener on 127.0.0.1, port 0; resolves with its port. */
+export function listen(
+  handler: Handler,
+  tls: ServerTls | null,
+  limits: ListenerLimits = DEFAULT_LIMITS,
+): Promise<{ server: http.Server; port: number }> {
+  const options: http.ServerOptions = {
+    noDelay: true,
+    keepAlive: true,
+    keepAliveTimeout: limits.stallMs,
+    headersTimeout: limits.stallMs,
+    // A bound on receiving one whole request; the body's own stall timer is tighter.
+    requestTimeout: limits.stallMs * 6,
+    connectionsCheckingInterval: Math.max(
+      50,
+      Math.min(1000, Math.floor(limits.stallMs / 4)),
+    ),
+  };
+  const server = tls
+    ? https.createServer(
+        {
+          ...options,
+          cert: tls.cert,
+          key: tls.key,
+          minVersion: "TLSv1.2",
+          ...(tls.clientCa === null
+            ? {}
+            : {
+                ca: tls.clientCa,
+                requestCert: true,
+                rejectUnauthorized: true,
+              }),
+        },
+        handler,
+      )
+    : http.createServer(options, handler);
+  // With a listener, `Expect: 100-continue` is the handler's to answer (after it checked the headers).
+  server.on("checkContinue", handler);
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port: 0, host: "127.0.0.1", backlog: BACKLOG }, () => {
+      server.off("error", reject);
+      resolve({ server, port: (server.address() as AddressInfo).port });
+    });
+  });
+}
+
+/**
+ * Reads the rest of a refused request's body without keeping it (bounded by
+ * DISCARD_LIMIT and the stall timer), so that the connection can serve the
+ * next request.
+ */
+export function discardBody(
+  request: http.IncomingMessage,
+  limits: ListenerLimits = DEFAULT_LIMITS,
+): void {
+  if (request.complete) return;
+  let seen = 0;
+  const stall = new StallTimer(request.socket, limits.stallMs);
+  request.on("data", (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > DISCARD_LIMIT) request.socket.destroy();
+    else stall.restart();
+  });
+  request.once("end", () => stall.stop());
+  request.once("close", () => stall.stop());
+  request.resume();
+}
+
+/** Destroys a socket when `restart` is not called for `ms`. */
+class StallTimer {
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(socket: Socket, ms: number) {
+    this.timer = setTimeout(() => socket.destroy(), ms);
+  }
+
+  restart(): void {
+    this.timer.refresh();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
+ * Answers a request with `status` and no body, before (or instead of)
+ * reading its body; the body is then read and thrown away, bounded.
+ */
+export function refuse(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  status: number,
+  limits: ListenerLimits = DEFAULT_LIMITS,
+): void {
+  sendEmpty(response, status);
+  discardBody(request, limits);
+}
+
+/**
+ * Reads a request body of at most `limits.maxBodyBytes`, with a stall timer.
+ * Resolves with the body, or with null when the request was answered instead
+ * (413: the declared or the received length is over the limit) or its
+ * connection closed (a stall, an abort, a parse error).
+ */
+export function readBody(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  limits: ListenerLimits = DEFAULT_LIMITS,
+): Promise<Buffer | null> {
+  const declared = request.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limits.maxBodyBytes) {
+    refuse(request, response, 413, limits);
+    return Promise.resolve(null);
+  }
+  if (/^100-continue$/i.test(request.headers.expect ?? ""))
+    response.writeContinue();
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stall = new StallTimer(request.socket, limits.stallMs);
+    const finish = (body: Buffer | null) => {
+      stall.stop();
+      request.off("data", onData);
+      resolve(body);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limits.maxBodyBytes) {
+        finish(null);
+        refuse(request, response, 413, limits);
+        return;
+      }
+      stall.restart();
+      chunks.push(chunk);
+    };
+    request.on("data", onData);
+    request.once("end", () => finish(Buffer.concat(chunks)));
+    request.once("close", () => {
+      if (!request.complete) finish(null);
+    });
+  });
+}
+
+/** Sends a JSON body: head and body in one write. */
+export function sendJson(
+  response: http.ServerResponse,
+  status: number,
+  text: string,
+): void {
+  if (response.headersSent || response.req.socket.destroyed) return;
+  response.writeHead(status, {
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(text)),
+  });
+  response.end(text);
+}
+
+/** Sends a status with no body (e.g. 401, 204). */
+export function sendEmpty(response: http.ServerResponse, status: number): void {
+  if (response.headersSent || response.req.socket.destroyed) return;
+  response.writeHead(status, { "Content-Length": "0" });
+  response.end();
+}

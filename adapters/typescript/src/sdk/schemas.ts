@@ -1,0 +1,220 @@
+// The canonical schema registry: every `*.schema.json` of the schema directory
+// keyed by `$id`, validated with Ajv (Draft 2020-12, ECMA-262 patterns with
+// the `u` flag, formats `uri` and `date-time` checked).
+//
+// Compiling the request schema costs about half a second, far more than the
+// rest of start-up, so the validators are compiled once per schema content:
+// Ajv's standalone code is cached under dist/schema-cache/, keyed by the
+// SHA-256 of the schema files, and later processes load it in milliseconds.
+
+import { createHash } from "node:crypto";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ErrorObject } from "ajv";
+import type { ContentValidators } from "./content.js";
+import { isObject, parseStrictJson } from "./json.js";
+import { SettingError } from "./settings.js";
+
+export const SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/";
+/** Bump when the set of generated validators or their options change. */
+const GENERATOR_VERSION = "2";
+
+/** The adapter directory (this file is dist/sdk/schemas.js). */
+const ADAPTER_DIR = fileURLToPath(new URL("../../", import.meta.url));
+const CACHE_DIR = join(ADAPTER_DIR, "dist", "schema-cache");
+const require = createRequire(join(ADAPTER_DIR, "package.json"));
+
+/** Returns null when the value is valid, else a short description of the first error. */
+export type Check = (value: unknown) => string | null;
+
+export interface SchemaSet {
+  /** `intercept-request.schema.json`, plus the id rule outside it: `id` equals `params.event.id`. */
+  readonly request: Check;
+  /** `intercept-response.schema.json`: a whole JSON-RPC response message. */
+  readonly response: Check;
+  /** `capabilities-response.schema.json`: a whole discovery response. */
+  readonly capabilitiesResponse: Check;
+  readonly content: ContentValidators;
+}
+
+interface Validate {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+type ValidatorName =
+  | "request"
+  | "response"
+  | "capabilitiesResponse"
+  | "messages"
+  | "assistantMessages"
+  | "textParts"
+  | "workspaceChange"
+  | "answerContent";
+type Validators = Record<ValidatorName, Validate>;
+
+/** Each generated validator: the schema `$id` (or a reference into one) it checks. */
+const TARGETS: Record<ValidatorName, string> = {
+  request: `${SCHEMA_BASE}intercept-request.schema.json`,
+  response: `${SCHEMA_BASE}intercept-response.schema.json`,
+  capabilitiesResponse: `${SCHEMA_BASE}capabilities-response.schema.json`,
+  messages: `${SCHEMA_BASE}content-item.schema.json#/$defs/messages`,
+  assistantMessages: `${SCHEMA_BASE}interaction-event.schema.json#/$defs/assistantMessages`,
+  textParts: `${SCHEMA_BASE}content-item.schema.json#/$defs/textParts`,
+  workspaceChange: `${SCHEMA_BASE}common.schema.json#/$defs/workspaceChange`,
+  answerContent: `${SCHEMA_BASE}mcp-elicitation.schema.json#/$defs/answerContent`,
+};
+
+interface SchemaFile {
+  readonly name: string;
+  readonly text: string;
+}
+
+function readSchemaFiles(directory: string): SchemaFile[] {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch (error) {
+    throw new SettingError(
+      "schemaDir",
+      `cannot read ${directory}: ${(error as Error).message}`,
+    );
+  }
+  return names
+    .filter((name) => name.endsWith(".schema.json"))
+    .sort()
+    .map((name) => ({
+      name,
+      text: readFileSync(join(directory, name), "utf8"),
+    }));
+}
+
+function contentKey(files: readonly SchemaFile[]): string {
+  const hash = createHash("sha256").update(
+    `ahp-ts-validators ${GENERATOR_VERSION}\n`,
+  );
+  for (const file of files)
+    hash.update(`${file.name}\n${file.text.length}\n${file.text}`);
+  return hash.digest("hex").slice(0, 32);
+}
+
+/** Compiles every target with Ajv, caching the standalone code; returns the compiled functions. */
+function compile(files: readonly SchemaFile[], cacheFile: string): Validators {
+  const Ajv2020 = (
+    require("ajv/dist/2020") as typeof import("ajv/dist/2020.js")
+  ).default;
+  const addFormats = (require("ajv-formats") as typeof import("ajv-formats"))
+    .default;
+  const standaloneCode = (
+    require("ajv/dist/standalone") as typeof import("ajv/dist/standalone/index.js")
+  ).default;
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    unicodeRegExp: true,
+    code: { source: true, lines: false },
+  });
+  addFormats(ajv, ["uri", "date-time"]);
+  for (const file of files) {
+    const schema: unknown = parseStrictJson(file.text);
+    if (!isObject(schema))
+      throw new Error(`schema ${file.name} is not an object`);
+    const id =
+      typeof schema["$id"] === "string"
+        ? schema["$id"]
+        : SCHEMA_BASE + file.name;
+    ajv.addSchema(schema, id);
+  }
+  const exports: Record<string, string> = {};
+  const validators = {} as Validators;
+  for (const [name, target] of Object.entries(TARGETS) as [
+    ValidatorName,
+    string,
+  ][]) {
+    const wrapperId = `urn:ahp-ts:${name}`;
+    ajv.addSchema({ $id: wrapperId, $ref: target });
+    const validate = ajv.getSchema(wrapperId);
+    if (validate === undefined) throw new Error(`schema for ${name} not found`);
+    validators[name] = validate;
+    exports[name] = wrapperId;
+  }
+  try {
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const temporary = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(temporary, standaloneCode(ajv, exports));
+    renameSync(temporary, cacheFile);
+  } catch (error) {
+    process.stderr.write(
+      `ahp-ts: cannot cache compiled schemas: ${(error as Error).message}\n`,
+    );
+  }
+  return validators;
+}
+
+function loadValidators(directory: string): Validators {
+  const files = readSchemaFiles(directory);
+  if (files.length === 0)
+    throw new SettingError(
+      "schemaDir",
+      `no *.schema.json files in ${directory}`,
+    );
+  const cacheFile = join(CACHE_DIR, `${contentKey(files)}.cjs`);
+  let cached: unknown;
+  try {
+    cached = require(cacheFile);
+  } catch {
+    return compile(files, cacheFile);
+  }
+  // A cache written by another generator must not lack a validator.
+  const exported = (cached ?? {}) as Record<string, unknown>;
+  const complete = Object.keys(TARGETS).every(
+    (name) => typeof exported[name] === "function",
+  );
+  return complete ? (cached as Validators) : compile(files, cacheFile);
+}
+
+function check(validate: Validate): Check {
+  return (value) => {
+    if (validate(value)) return null;
+    const first = validate.errors?.[0];
+    return first === undefined
+      ? "invalid"
+      : `${first.instancePath || "/"} ${first.message ?? "is invalid"}`;
+  };
+}
+
+/** The JSON-RPC id of an intercept must equal its event id (a rule the schema cannot state). */
+function idMatchesEvent(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const params = value["params"];
+  const event = isObject(params) ? params["event"] : undefined;
+  return isObject(event) && event["id"] === value["id"];
+}
+
+/** The schema set of `directory` (every `*.schema.json` in it). */
+export function loadSchemas(directory: string): SchemaSet {
+  const validators = loadValidators(directory);
+  const request = check(validators.request);
+  return {
+    request: (value) =>
+      request(value) ??
+      (idMatchesEvent(value) ? null : "/id differs from params.event.id"),
+    response: check(validators.response),
+    capabilitiesResponse: check(validators.capabilitiesResponse),
+    content: {
+      messageList: (value) => validators.messages(value),
+      assistantMessageList: (value) => validators.assistantMessages(value),
+      textPartList: (value) => validators.textParts(value),
+      workspaceChange: (value) => validators.workspaceChange(value),
+      answerContent: (value) => validators.answerContent(value),
+    },
+  };
+}
