@@ -593,10 +593,16 @@ def permissions() -> Group:
             tb("allow", True, READ_INPUT, permission="allow"),
         ),
         (
-            "own-allow-counts-after-input-changes",
-            w.state("allow"),
+            "own-allow-dropped-when-input-changes",
+            w.state("none"),
             [to_ascii, w.allow()],
-            tb("allow", True, ascii_input, permission="allow"),
+            tb("allow", True, ascii_input, permission="none"),
+        ),
+        (
+            "own-allow-kept-when-input-unchanged",
+            w.state("none"),
+            [w.allow(), w.note("Allowed as it is")],
+            tb("allow", True, READ_INPUT, ["Allowed as it is"], permission="allow"),
         ),
         (
             "incoming-ask-kept-when-input-changes",

@@ -336,10 +336,13 @@ def test_changed_input_drops_incoming_allow() -> None:
     assert actual["decision"] == "allow" and actual["executed"] is True
 
 
-def test_own_allow_counts_over_a_dropped_incoming_allow() -> None:
-    req = tool_before(state={"permission": "allow", "candidate": None})
+def test_own_allow_is_dropped_by_a_change_too() -> None:
+    """An allow is for the original value (upstream observation-chain-continue)."""
+    req = tool_before(state={"permission": "none", "candidate": None})
     resp = response(req, modify("input", "merge", {"mode": "x"}), {"type": "allow"})
-    assert run(req, resp)["permission"] == "allow"
+    assert run(req, resp)["permission"] == "none"
+    kept = response(req, {"type": "allow"})
+    assert run(req, kept)["permission"] == "allow"
 
 
 @pytest.mark.parametrize("incoming", ["ask", "deny"])

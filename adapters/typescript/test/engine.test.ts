@@ -639,9 +639,12 @@ describe("final staged value: incoming candidate and incoming allow", () => {
     );
     assert.equal(actual["permission"], "none");
   });
-  test("the response's own allow still counts after a change", () => {
+  test("the response's own allow is dropped by a change too", () => {
+    // An allow is for the original value (upstream observation-chain-continue).
     const actual = applied(tool([...change, { type: "allow" }], granted));
-    assert.equal(actual["permission"], "allow");
+    assert.equal(actual["permission"], "none");
+    const kept = applied(tool([{ type: "allow" }], granted));
+    assert.equal(kept["permission"], "allow");
   });
   test("incoming ask and deny are never invalidated", () => {
     for (const incoming of ["ask", "deny"]) {

@@ -319,10 +319,9 @@ class _Transaction:
         permission: str | None = None
         decision = "allow"
         if boundary.permission:
-            incoming = self.incoming_permission
-            if incoming == "allow" and not unchanged:
-                incoming = "none"
-            permission = _strongest(incoming, self.response_permission)
+            permission = _strongest(self.incoming_permission, self.response_permission)
+            if permission == "allow" and not unchanged:
+                permission = "none"  # an allow, incoming or this response's, is for the original
             decision = "allow" if permission == "none" else permission
         continued = self.continued or self.incoming_continue()
         flow = "stop" if self.stop else ("continue" if continued else None)

@@ -251,14 +251,15 @@ function publish(
   let decision = "allow";
   if (boundary.permission) {
     const stated = state["permission"];
-    let incoming =
+    const incoming =
       typeof stated === "string" && hasKey(PERMISSION_RANK, stated)
         ? stated
         : "none";
-    if (incoming === "allow" && !unchanged) incoming = "none";
     permission = [incoming, ...staged.permissions].reduce((best, next) =>
       (PERMISSION_RANK[next] ?? 0) > (PERMISSION_RANK[best] ?? 0) ? next : best,
     );
+    // An allow, incoming or this response's, is for the original value.
+    if (permission === "allow" && !unchanged) permission = "none";
     decision = permission === "none" ? "allow" : permission;
   }
 
