@@ -163,6 +163,131 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Kill the whole process tree you start (stdio servers included) before exiting.",
     ),
     (
+        "LifecycleResult",
+        "A lifecycle row's actual differs from its expected outcome (the path is named).",
+        "Follow docs/LIFECYCLE.md for the step the path points to.",
+    ),
+    (
+        "AttemptMismatch",
+        "A request was received or replied a different number of times than the steps sent it.",
+        "Send each `send` step once; a bypassSDK replay is one more send.",
+    ),
+    (
+        "AttemptOrder",
+        "A reply was recorded before its request's receipt.",
+        "Record `received` before holding and `replied` just before writing.",
+    ),
+    (
+        "ReceivedMismatch",
+        "The server received a request other than the scenario's (after ref rebinding).",
+        "Send each request unchanged except for upload aliases rebound to receiver refs.",
+    ),
+    (
+        "ReceivedInvalid",
+        "A received request or observation fails its canonical schema.",
+        "Validate every outgoing message with the canonical schemas.",
+    ),
+    (
+        "UploadBeforeUse",
+        "A message referred to a body ref before a 201 upload of it.",
+        "Finish (and confirm) every upload before the message that refers to it.",
+    ),
+    (
+        "UploadMismatch",
+        "Upload receipts do not match the upload steps (count, status, declared size or hash).",
+        "Upload each step's bytes once, declaring the step's size and sha256.",
+    ),
+    (
+        "RefReused",
+        "A receiver gave one ref to two different bodies.",
+        "Allocate a new ref for every new body (identical bytes may share one).",
+    ),
+    (
+        "MilestoneMismatch",
+        "The accepted or cancelled marks are not the published or cancelled ids.",
+        "Mark accepted when publishing and cancelled when cancelling, once each.",
+    ),
+    (
+        "AcquiredMismatch",
+        "The acquired marks are not the first takes of replies the steps call for.",
+        "Mark acquired exactly when a receive stages a pending request's reply.",
+    ),
+    (
+        "AcquiredOrder",
+        "A reply was marked acquired before the server replied.",
+        "Mark acquired only after the reply arrived.",
+    ),
+    (
+        "AcceptedOrder",
+        "A request was marked accepted before its reply was taken.",
+        "Publish only a staged reply (or a fail-open after the request was received).",
+    ),
+    (
+        "CancelOrder",
+        "A cancellation is out of order with the request's receipt, reply or acquisition.",
+        "Mark cancelled at the cancel step, in step order.",
+    ),
+    (
+        "StrayFrame",
+        "An emitted frame was not dropped and marked discarded before the live reply.",
+        "Drop frames with no pending request, mark them, and only then go on.",
+    ),
+    (
+        "LateReplyOrder",
+        "A cancelled request's late reply is out of order with the next request's.",
+        "Keep the cancelled request's late reply apart from the live one.",
+    ),
+    (
+        "ObservationMismatch",
+        "The hooks/observe notifications received are not the ones the steps call for.",
+        "Send the settled effective event, the step's items, refs rebound, once per step.",
+    ),
+    (
+        "ObservationOrder",
+        "An observation arrived before its boundary was accepted or cancelled.",
+        "Observe only after settlement.",
+    ),
+    (
+        "ChainReceipts",
+        "A chain's receipts hold a kind a chain never has.",
+        "A chain records received, replied, cancelled, chain-settled, observed, observer-blocked.",
+    ),
+    (
+        "ChainRequests",
+        "A chain's calls are not chainProof.requests (state carried forward, projections).",
+        "Carry the permission forward and project items per subscription (docs/LIFECYCLE.md).",
+    ),
+    (
+        "ChainCalls",
+        "A chain's calls were not serial (a call before the previous reply).",
+        "Call interceptors one after another.",
+    ),
+    (
+        "ChainObservations",
+        "A chain's notifications are not chainProof.observations.",
+        "Notify uncalled interceptors and observers with the settled input and their projection.",
+    ),
+    (
+        "ChainSettlement",
+        "A chain has no single chain-settled mark, or observed before it settled.",
+        "Mark chain-settled once, after the last reply (or the interrupt), before notifying.",
+    ),
+    (
+        "ChainInterrupt",
+        "An interrupted chain is out of order or observed something.",
+        "Cancel and settle before releasing the first call; observe nothing.",
+    ),
+    (
+        "HeldObservers",
+        "Held observers were not marked observer-blocked after settlement, or marked unheld.",
+        "Mark observer-blocked once per held notification, after chain-settled.",
+    ),
+    (
+        "ProbeFailed",
+        "A receiver probe got another answer than the contract's.",
+        "See the probe's row: docs/LIFECYCLE.md lists each receiver rule.",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -2,15 +2,16 @@
 
 A suite says which scenario sets it runs by default, how combinations group
 into jobs (jobs run in parallel; combinations inside a job run in order), and
-how one job runs. Suites yet to come: lifecycle, catalogue, auth, isolation,
-elicitation, compaction.
+how one job runs. Suites yet to come: catalogue, auth, isolation, elicitation,
+compaction.
 """
 
 from __future__ import annotations
 
 from interop.suites.base import Suite
 from interop.suites.core import CoreSuite
+from interop.suites.lifecycle import LifecycleSuite
 
-SUITES: dict[str, type[Suite]] = {"core": CoreSuite}
+SUITES: dict[str, type[Suite]] = {"core": CoreSuite, "lifecycle": LifecycleSuite}
 
 __all__ = ["SUITES", "Suite"]

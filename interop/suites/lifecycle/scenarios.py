@@ -1,0 +1,222 @@
+"""The lifecycle suite's scenario files: the upstream format, loaded and checked as it is.
+
+`{version: 1, scenarios: [{id, requests: {KEY: request}, responses: {KEY: response},
+responseSequences?, steps: [...], expected, transports?, inapplicableReason?,
+chain?, chainProof?}]}` (docs/LIFECYCLE.md). A file of chains alone, or a
+file mixing steps and chains, loads the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interop import ROOT
+from interop.jsonvalue import JsonError, dumps_canonical, load_file
+from interop.suites.base import ScenarioError
+
+ANSWER_KEYS = ("expected", "chainProof")
+STEP_FIELDS: dict[str, tuple[str, ...]] = {
+    "send": ("key", "slot"),
+    "wait": ("key", "count"),
+    "release": ("key",),
+    "receive": ("slot",),
+    "accept": ("key",),
+    "cancel": ("key",),
+    "failOpen": ("key",),
+    "observe": ("key", "subscription"),
+    "upload": ("subscription", "ref", "bodyBase64", "size", "sha256"),
+    "emit": ("response",),
+}
+STEP_EXPECTED = ("published", "cancelled", "ignored", "states", "observations", "uploadStatuses")
+CHAIN_EXPECTED = ("called", "failures", "observations", "input")
+TRANSPORTS = ("http", "stdio")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One upload step: the bytes, what the sender declares, and what it is for."""
+
+    index: int  # position among the scenario's steps
+    alias: str
+    body: bytes
+    size: int
+    sha256: str
+    subscription: str
+
+
+@dataclass(frozen=True)
+class LifecycleScenario:
+    id: str
+    raw: dict[str, Any]
+
+    @property
+    def requests(self) -> dict[str, Any]:
+        return dict(self.raw["requests"])
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return list(self.raw.get("steps", []))
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        return dict(self.raw["expected"])
+
+    @property
+    def chain(self) -> dict[str, Any] | None:
+        chain = self.raw.get("chain")
+        return chain if isinstance(chain, dict) else None
+
+    @property
+    def transports(self) -> tuple[str, ...]:
+        return tuple(self.raw.get("transports", TRANSPORTS))
+
+    @property
+    def inapplicable_reason(self) -> str:
+        reason = self.raw.get("inapplicableReason")
+        return reason if isinstance(reason, str) else "the scenario runs on another transport"
+
+    def request_id(self, key: str) -> str:
+        return str(self.raw["requests"][key]["id"])
+
+    def uploads(self) -> list[Upload]:
+        found = []
+        for index, step in enumerate(self.steps):
+            if step["op"] == "upload":
+                body = base64.b64decode(step["bodyBase64"], validate=True)
+                found.append(
+                    Upload(
+                        index,
+                        step["ref"],
+                        body,
+                        step["size"],
+                        step["sha256"],
+                        step["subscription"],
+                    )
+                )
+        return found
+
+
+def _check(path: Path, index: int, raw: Any) -> LifecycleScenario:
+    where = f"{path}: scenarios[{index}]"
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
+        raise ScenarioError(f"{where}: a scenario needs a non-empty string id")
+    where = f"{path}: scenario {raw['id']!r}"
+    for key in ("requests", "responses"):
+        if not isinstance(raw.get(key), dict):
+            raise ScenarioError(f"{where}: {key!r} must be an object of request keys")
+    for key, request in raw["requests"].items():
+        if not isinstance(request, dict) or not isinstance(request.get("id"), str):
+            raise ScenarioError(f"{where}: requests.{key} must be a request with a string id")
+    if not isinstance(raw.get("steps", []), list):
+        raise ScenarioError(f"{where}: 'steps' must be an array")
+    for number, step in enumerate(raw.get("steps", [])):
+        op = step.get("op") if isinstance(step, dict) else None
+        if op not in STEP_FIELDS:
+            raise ScenarioError(
+                f"{where}: steps[{number}]: unknown op {op!r} (known: {', '.join(STEP_FIELDS)})"
+            )
+        missing = [f for f in STEP_FIELDS[op] if f not in step]
+        if missing:
+            raise ScenarioError(f"{where}: steps[{number}] ({op}) lacks {', '.join(missing)}")
+        if "key" in step and step["key"] not in raw["requests"]:
+            raise ScenarioError(f"{where}: steps[{number}] names unknown request {step['key']!r}")
+        if op == "upload":
+            try:
+                body = base64.b64decode(step["bodyBase64"], validate=True)
+            except (binascii.Error, ValueError):
+                raise ScenarioError(f"{where}: steps[{number}]: bodyBase64 is not base64") from None
+            del body
+    expected = raw.get("expected")
+    wanted = CHAIN_EXPECTED if "chain" in raw else STEP_EXPECTED
+    if not isinstance(expected, dict) or sorted(expected) != sorted(wanted):
+        raise ScenarioError(f"{where}: 'expected' must have exactly {', '.join(wanted)}")
+    if "chain" in raw:
+        chain = raw["chain"]
+        if not isinstance(chain, dict) or not isinstance(chain.get("subscriptions"), list):
+            raise ScenarioError(f"{where}: 'chain' needs a subscriptions array")
+        if "a" not in raw["requests"]:
+            raise ScenarioError(f"{where}: a chain's boundary request is requests.a")
+        proof = raw.get("chainProof")
+        if not isinstance(proof, dict) or not {"requests", "observations"} <= set(proof):
+            raise ScenarioError(f"{where}: a chain needs chainProof.requests and .observations")
+    transports = raw.get("transports", list(TRANSPORTS))
+    if not isinstance(transports, list) or not set(transports) <= set(TRANSPORTS):
+        raise ScenarioError(f"{where}: 'transports' must list http and/or stdio")
+    return LifecycleScenario(raw["id"], raw)
+
+
+@dataclass(frozen=True)
+class LifecycleSet:
+    name: str
+    path: Path
+    scenarios: tuple[LifecycleScenario, ...]
+    document: dict[str, Any]
+
+    def for_transport(self, transport: str) -> list[LifecycleScenario]:
+        return [s for s in self.scenarios if transport in s.transports]
+
+    def write(self, path: Path, transport: str, *, blind: bool) -> Path:
+        """The file an adapter gets: this transport's rows, without answers when blind."""
+        rows = [
+            {k: v for k, v in s.raw.items() if not blind or k not in ANSWER_KEYS}
+            for s in self.for_transport(transport)
+        ]
+        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
+        return path
+
+
+class LifecycleSets(list[LifecycleSet]):
+    def describe(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": s.name,
+                "file": _relative(s.path),
+                "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
+                "scenarios": len(s.scenarios),
+                "rows": [(row.id, row.raw["expected"]) for row in s.scenarios],
+            }
+            for s in self
+        ]
+
+    def row_count(self) -> int:
+        return sum(len(s.scenarios) for s in self)
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
+def load_set(path: Path) -> LifecycleSet:
+    try:
+        document = load_file(path)
+    except JsonError as exc:
+        raise ScenarioError(str(exc)) from None
+    if not isinstance(document, dict) or document.get("version") != 1:
+        raise ScenarioError(f"{path}: expected an object with 'version': 1")
+    raw = document.get("scenarios")
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
+    scenarios = tuple(_check(path, i, s) for i, s in enumerate(raw))
+    ids = [s.id for s in scenarios]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicated:
+        raise ScenarioError(f"{path}: duplicate scenario ids: {', '.join(duplicated)}")
+    name = path.name.removesuffix(".json")
+    return LifecycleSet(name, path.resolve(), scenarios, document)
+
+
+def load_sets(paths: list[Path]) -> LifecycleSets:
+    sets = LifecycleSets(load_set(p) for p in paths)
+    names = [s.name for s in sets]
+    for name in names:
+        if names.count(name) > 1:
+            raise ScenarioError(f"two scenario files share the set name {name!r}: rename one")
+    return sets

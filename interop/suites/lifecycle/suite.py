@@ -1,0 +1,269 @@
+"""The lifecycle suite: pending requests, cancellation, acceptance, observation, uploads, chains.
+
+Each combination is a job of its own: per scenario set, a fresh server (over
+HTTP started here, over stdio started by the client) and one client process
+that runs every step itself (docs/LIFECYCLE.md). Upload credentials are made
+for the run and handed over through the environment. Rows restricted to the
+other transport are inapplicable with the scenario's reason; an adapter
+without the suite's commands is unsupported.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from interop.contract.manifest import Adapter
+from interop.grid import Combination
+from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.client import run_client, stdio_server
+from interop.runtime.context import RunContext
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.base import Job
+from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
+from interop.suites.lifecycle.verify import verify_set
+
+Done = Callable[[Outcome], None]
+UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
+UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
+STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
+
+
+class LifecycleSuite:
+    name = "lifecycle"
+    command_keys: tuple[str, ...] = ("lifecycleClient", "lifecycleServer")
+
+    def default_sets(self, root: Path) -> list[Path]:
+        ours = root / "scenarios" / "lifecycle.json"
+        upstream = root / "scenarios" / "upstream"
+        paths = [ours] if ours.exists() else []
+        return [
+            *paths,
+            upstream / "lifecycle-scenarios.json",
+            upstream / "observation-chain-scenarios.json",
+        ]
+
+    def load_sets(self, paths: list[Path]) -> LifecycleSets:
+        return load_sets(paths)
+
+    def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        if combination.transport == "stdio" and combination.auth != "none":
+            return STDIO_AUTH
+        return None
+
+    def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
+        jobs = [
+            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
+        ]
+        return sorted(jobs, key=lambda job: -job.cost)
+
+    def run(
+        self,
+        job: Job,
+        ctx: RunContext,
+        sets: LifecycleSets,
+        adapters: dict[str, Adapter],
+        done: Done | None = None,
+    ) -> list[Outcome]:
+        combination = job.combinations[0]
+        outcome = Outcome(self.name, combination)
+        started = time.monotonic()
+        missing = [
+            f"{name} has no {key!r} command"
+            for name, key in (
+                (combination.client, "lifecycleClient"),
+                (combination.server, "lifecycleServer"),
+            )
+            if adapters[name].command(key) is None
+        ]
+        for scenario_set in sets:
+            if missing:
+                outcome.rows += [
+                    RowVerdict(
+                        scenario_set.name,
+                        s.id,
+                        Status.UNSUPPORTED,
+                        s.expected,
+                        error="; ".join(missing),
+                    )
+                    for s in scenario_set.scenarios
+                ]
+                continue
+            if ctx.cancelled.is_set():
+                outcome.errors.append(
+                    CombinationError("run", "Cancelled", "the run was interrupted")
+                )
+                break
+            self._run_set(ctx, outcome, combination, scenario_set, adapters)
+        outcome.seconds = time.monotonic() - started
+        if done is not None:
+            done(outcome)
+        return [outcome]
+
+    def _run_set(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        scenario_set: LifecycleSet,
+        adapters: dict[str, Adapter],
+    ) -> None:
+        client, server_adapter = adapters[combination.client], adapters[combination.server]
+        transport = combination.transport
+        stage = f"client[{scenario_set.name}]"
+        home = ctx.unique(f"lifecycle-{scenario_set.name}")
+        blind = scenario_set.write(home / "server.json", transport, blind=True)
+        given = scenario_set.write(home / "client.json", transport, blind=client.blind)
+        token, stranger = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        for secret in (token, stranger):
+            ctx.redactor.add(secret)
+        server_extra = {"suite": "lifecycle", "uploadAuth": {"token": token}}
+        env = {UPLOAD_TOKEN_ENV: token, UNAUTHORIZED_TOKEN_ENV: stranger}
+        upload: dict[str, Any] = {
+            "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
+            "timeoutMs": 5000,
+            "maxBytes": 1048576,
+        }
+        extra: dict[str, Any] = {
+            "suite": "lifecycle",
+            "childPidFile": str(home / "child.json"),
+            "upload": upload,
+            "contentSources": _content_sources(scenario_set, transport),
+        }
+        rows = scenario_set.for_transport(transport)
+        errors: list[CombinationError] = []
+        entries: Any = None
+        server: Server | None = None
+        run = None
+        if transport == "http":
+            server = Server(
+                ctx,
+                server_adapter,
+                "http",
+                combination.auth,
+                blind,
+                command_key="lifecycleServer",
+                extra=server_extra,
+            )
+            try:
+                server.start()
+            except ServerStartError as exc:
+                errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+            if not errors:
+                if server.upload_endpoint is None:
+                    errors.append(
+                        CombinationError(
+                            "server-start",
+                            "ReadinessMalformed",
+                            "a lifecycle server's readiness needs uploadEndpoint",
+                        )
+                    )
+                else:
+                    upload["endpoint"] = server.upload_endpoint
+                    extra["controlEndpoint"] = server.control
+                    run = run_client(
+                        ctx,
+                        client,
+                        stage=stage,
+                        scenario_file=given,
+                        transport="http",
+                        auth=combination.auth,
+                        endpoint=server.endpoint,
+                        command_key="lifecycleClient",
+                        extra=extra,
+                        env=env,
+                        schema="lifecycle-client-config.schema.json",
+                    )
+                    entries, receipt_errors = server.entries()
+                    if receipt_errors and server.exit_description() is not None:
+                        receipt_errors = [
+                            CombinationError(
+                                "server", "ServerExit", f"the server {server.exit_description()}"
+                            )
+                        ]
+                    errors += receipt_errors
+        else:
+            keys, _ = stdio_server(
+                ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
+            )
+            run = run_client(
+                ctx,
+                client,
+                stage=stage,
+                scenario_file=given,
+                transport="stdio",
+                auth="none",
+                stdio_server=keys,
+                command_key="lifecycleClient",
+                extra=extra,
+                env=env,
+                schema="lifecycle-client-config.schema.json",
+            )
+            report = run.report if isinstance(run.report, dict) else {}
+            receipts = report.get("receipts")
+            entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        if run is not None:
+            ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
+            errors = run.errors + errors
+        judged, set_errors = verify_set(
+            scenario_set.name,
+            rows,
+            report=run.report if run is not None else None,
+            entries=entries,
+            client_exit=run.exit_code if run is not None and client.blind else None,
+            language=client.language,
+            blind=client.blind,
+            stage=stage,
+            prior_errors=errors,
+        )
+        outcome.rows += judged
+        outcome.rows += [
+            RowVerdict(
+                scenario_set.name,
+                s.id,
+                Status.INAPPLICABLE,
+                s.expected,
+                error=s.inapplicable_reason,
+            )
+            for s in scenario_set.scenarios
+            if transport not in s.transports
+        ]
+        outcome.errors += set_errors
+        if server is not None:
+            server.stop()
+            ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
+            if server.leaks:
+                outcome.errors.append(
+                    CombinationError(
+                        "server-stop",
+                        "ProcessLeak",
+                        f"left running by the server: {len(server.leaks)} process(es)",
+                    )
+                )
+
+
+def _content_sources(scenario_set: LifecycleSet, transport: str) -> list[dict[str, Any]]:
+    """The bytes of every upload step the scenario expects to succeed (as upstream hands them)."""
+    sources: dict[str, dict[str, Any]] = {}
+    for scenario in scenario_set.for_transport(transport):
+        if scenario.chain:
+            continue
+        statuses = scenario.expected["uploadStatuses"]
+        for number, upload in enumerate(scenario.uploads()):
+            if number < len(statuses) and statuses[number] == 201:
+                sources.setdefault(
+                    upload.alias,
+                    {
+                        "descriptor": {
+                            "ref": upload.alias,
+                            "size": upload.size,
+                            "sha256": upload.sha256,
+                        },
+                        "bytes": base64.b64encode(upload.body).decode("ascii"),
+                    },
+                )
+    return list(sources.values())

@@ -1,0 +1,698 @@
+"""The lifecycle suite's verdict: every rule, from receipt positions, never from time.
+
+Input: one set's scenarios (those of the combination's transport), the
+client's report, the server's receipt entries in the order recorded, and the
+client's exit status. The client ran the scenarios in file order against one
+server, so entries without a scenario (uploads, emitted frames) are assigned
+to scenarios in that order. Each rule that fails names its error class
+(docs/errors.md); a row passes only when no rule fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from interop import ROOT
+from interop.contract.check import contract_problem
+from interop.jsonvalue import dumps_compact, first_difference, strict_equal
+from interop.results import CombinationError, RowVerdict, Status
+from interop.runtime.process import describe_exit
+from interop.schema import SchemaSet
+from interop.suites.lifecycle.scenarios import LifecycleScenario, Upload
+
+KINDS = (
+    "received",
+    "replied",
+    "acquired",
+    "accepted",
+    "cancelled",
+    "discarded",
+    "emitted",
+    "upload",
+    "observed",
+    "chain-settled",
+    "observer-blocked",
+)
+CHAIN_KINDS = ("received", "replied", "cancelled", "chain-settled", "observed", "observer-blocked")
+MARKS = ("acquired", "accepted", "cancelled", "discarded", "chain-settled", "observer-blocked")
+Problem = tuple[str, str]  # (error class, message)
+
+
+@functools.cache
+def _canonical() -> SchemaSet:
+    return SchemaSet(ROOT / "schemas" / "draft")
+
+
+def _short(value: Any, limit: int = 140) -> str:
+    text = dumps_compact(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass
+class Entries:
+    """The receipt entries of one run, with positions, split by what they belong to."""
+
+    all: list[dict[str, Any]]
+    uploads: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    emitted: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.uploads = [(i, e) for i, e in enumerate(self.all) if e["kind"] == "upload"]
+        self.emitted = [(i, e) for i, e in enumerate(self.all) if e["kind"] == "emitted"]
+
+    def of(self, kind: str, ident: str) -> list[int]:
+        """Positions of `kind` entries for a request id (or an event id when observed)."""
+        key = "eventId" if kind == "observed" else "id"
+        return [i for i, e in enumerate(self.all) if e["kind"] == kind and e.get(key) == ident]
+
+    def marks(self, scenario: str, kind: str, ident: str | None = None) -> list[int]:
+        return [
+            i
+            for i, e in enumerate(self.all)
+            if e["kind"] == kind
+            and e.get("scenario") == scenario
+            and (ident is None or e.get("id") == ident)
+        ]
+
+
+def check_entries(entries: Any, stage: str) -> tuple[list[dict[str, Any]], list[CombinationError]]:
+    """The entries when each is a known receipt; else one ReceiptMalformed per bad entry."""
+    if not isinstance(entries, list):
+        return [], [CombinationError(stage, "ReceiptsUnavailable", "no receipt entries")]
+    errors = []
+    good: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries):
+        problem = contract_problem("lifecycle-control.schema.json#/$defs/entry", entry)
+        if problem is not None:
+            errors.append(CombinationError(stage, "ReceiptMalformed", f"entry {index}: {problem}"))
+        else:
+            good.append(entry)
+    return good, errors
+
+
+# ---------------------------------------------------------------- step scenarios
+
+
+@dataclass
+class Walk:
+    """What the steps call for, derived from the steps alone (no expectation read)."""
+
+    sends: Counter[str] = field(default_factory=Counter)
+    acquired: list[str] = field(default_factory=list)
+    emits: list[str] = field(default_factory=list)
+
+
+def walk(scenario: LifecycleScenario) -> Walk:
+    """Simulate the steps: which replies are taken first (acquired), which frames emitted."""
+    result = Walk()
+    slots: dict[str, str] = {}  # slot -> request key
+    state: dict[str, str] = {}  # request key -> pending | staged | published | cancelled
+    for step in scenario.steps:
+        op = step["op"]
+        if op == "send":
+            result.sends[scenario.request_id(step["key"])] += 1
+            slots[step["slot"]] = step["key"]
+            state.setdefault(step["key"], "pending")
+        elif op == "receive":
+            key = slots.get(step["slot"])
+            if key is not None and state.get(key) == "pending":
+                state[key] = "staged"
+                result.acquired.append(scenario.request_id(key))
+        elif op == "accept":
+            if state.get(step["key"]) == "staged":
+                state[step["key"]] = "published"
+        elif op == "cancel":
+            state[step["key"]] = "cancelled"
+        elif op == "emit":
+            response = step["response"]
+            result.emits.append(str(response.get("id")) if isinstance(response, dict) else "")
+    return result
+
+
+def _rebind(value: Any, refs: dict[str, str]) -> Any:
+    """`value` with every body ref that is an upload alias replaced by the receiver's ref."""
+    if isinstance(value, dict):
+        out = {k: _rebind(v, refs) for k, v in value.items()}
+        body = out.get("body")
+        if isinstance(body, dict) and isinstance(body.get("ref"), str) and body["ref"] in refs:
+            out["body"] = {**body, "ref": refs[body["ref"]]}
+        return out
+    if isinstance(value, list):
+        return [_rebind(v, refs) for v in value]
+    return value
+
+
+def _body_refs(message: Any) -> list[str]:
+    items = (
+        message.get("params", {}).get("event", {}).get("items", [])
+        if isinstance(message, dict)
+        else []
+    )
+    return [
+        item["body"]["ref"]
+        for item in items
+        if isinstance(item, dict)
+        and isinstance(item.get("body"), dict)
+        and isinstance(item["body"].get("ref"), str)
+    ]
+
+
+def expected_observation(
+    scenario: LifecycleScenario, step: dict[str, Any], refs: dict[str, str]
+) -> dict[str, Any]:
+    """The canonical `hooks/observe` an observe step calls for (from the expectation's state)."""
+    request = scenario.raw["requests"][step["key"]]
+    event = copy.deepcopy(request["params"]["event"])
+    state = scenario.expected["states"].get(request["id"])
+    if isinstance(state, dict) and "input" in state and isinstance(event.get("tool"), dict):
+        event["tool"]["input"] = copy.deepcopy(state["input"])
+    if "items" in step:
+        event["items"] = copy.deepcopy(step["items"])
+    event = _rebind(event, refs)
+    message = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"protocolVersion": "draft", "event": event},
+    }
+    return {"kind": "observed", "eventId": event["id"], "event": event, "message": message}
+
+
+def verify_steps(
+    scenario: LifecycleScenario,
+    entries: Entries,
+    uploads: list[tuple[int, dict[str, Any]]],
+    emitted: list[tuple[int, dict[str, Any]]],
+) -> list[Problem]:
+    """Every ordering and payload rule of one step scenario."""
+    problems: list[Problem] = []
+    sid = scenario.id
+    expected = scenario.expected
+    plan = walk(scenario)
+    ids = {scenario.request_id(k) for k in scenario.requests}
+    # Uploads: one receipt per step, in order, with the status expected and what was declared.
+    steps: list[Upload] = scenario.uploads()
+    refs: dict[str, str] = {}
+    shas: dict[str, str] = {}
+    statuses = expected["uploadStatuses"]
+    if len(uploads) != len(steps):
+        problems.append(
+            ("UploadMismatch", f"{len(steps)} upload steps, {len(uploads)} upload receipts")
+        )
+    for number, (step, (_, entry)) in enumerate(zip(steps, uploads, strict=False)):
+        want = statuses[number] if number < len(statuses) else None
+        if entry["status"] != want or entry["size"] != step.size or entry["sha256"] != step.sha256:
+            problems.append(
+                (
+                    "UploadMismatch",
+                    f"upload {number + 1} ({step.alias}): receipt "
+                    f"{_short({k: entry.get(k) for k in ('status', 'size', 'sha256')})}, the step "
+                    f"declares size {step.size}, sha256 {step.sha256[:12]}..., status {want}",
+                )
+            )
+        if entry["status"] == 201:
+            ref = entry.get("ref")
+            if not isinstance(ref, str) or not ref:
+                problems.append(("UploadMismatch", f"upload {number + 1}: a 201 without a ref"))
+                continue
+            actual_sha = hashlib.sha256(step.body).hexdigest()
+            if ref in shas and shas[ref] != actual_sha:
+                problems.append(("RefReused", f"ref {ref} was given for two different bodies"))
+            shas[ref] = actual_sha
+            refs.setdefault(step.alias, ref)
+    confirmed: dict[str, int] = {}  # receiver ref -> position of its first 201
+    for position, entry in uploads:
+        ref = entry.get("ref")
+        if entry["status"] == 201 and isinstance(ref, str):
+            confirmed.setdefault(ref, position)
+    # Attempts: received and replied once per send, each reply after its receipt.
+    for rid in sorted(ids | set(plan.sends)):
+        received, replied = entries.of("received", rid), entries.of("replied", rid)
+        want = plan.sends.get(rid, 0)
+        if len(received) != want or len(replied) != want:
+            problems.append(
+                (
+                    "AttemptMismatch",
+                    f"{rid}: sent {want} time(s), received {len(received)}, replied {len(replied)}",
+                )
+            )
+        for number, (arrived, answered) in enumerate(zip(received, replied, strict=False)):
+            if not arrived < answered:
+                problems.append(("AttemptOrder", f"{rid}: reply {number + 1} before its receipt"))
+        request = (
+            _rebind(scenario.raw["requests"][_key(scenario, rid)], refs) if rid in ids else None
+        )
+        for position in received:
+            message = entries.all[position]["message"]
+            if request is not None and not strict_equal(message, request):
+                found = first_difference(request, message)
+                where = f" at {found[0]}" if found else ""
+                problems.append(
+                    ("ReceivedMismatch", f"{rid}: the server received another request{where}")
+                )
+            issue = _canonical().issue("intercept-request.schema.json", message)
+            if issue is not None:
+                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+            for ref in _body_refs(message):
+                if ref not in confirmed or confirmed[ref] > position:
+                    problems.append(
+                        ("UploadBeforeUse", f"{rid}: body ref {ref} sent before its 201 upload")
+                    )
+    # Milestones: accepted and cancelled marks are the published and cancelled ids.
+    for kind, key in (("accepted", "published"), ("cancelled", "cancelled")):
+        marked = Counter(entries.all[i]["id"] for i in entries.marks(sid, kind))
+        if marked != Counter(expected[key]):
+            problems.append(
+                (
+                    "MilestoneMismatch",
+                    f"{kind} marks {sorted(marked.elements())}, {key} {sorted(expected[key])}",
+                )
+            )
+    acquired = [entries.all[i]["id"] for i in entries.marks(sid, "acquired")]
+    if acquired != plan.acquired:
+        problems.append(
+            ("AcquiredMismatch", f"acquired marks {acquired}, the steps take {plan.acquired}")
+        )
+    for position in entries.marks(sid, "acquired"):
+        rid = entries.all[position]["id"]
+        if not any(r < position for r in entries.of("replied", rid)):
+            problems.append(("AcquiredOrder", f"{rid}: acquired before any reply"))
+    for position in entries.marks(sid, "accepted"):
+        rid = entries.all[position]["id"]
+        before = entries.marks(sid, "acquired", rid) + entries.of("received", rid)
+        if not any(p < position for p in before):
+            problems.append(("AcceptedOrder", f"{rid}: accepted before it was taken"))
+    problems += _cancel_orders(scenario, entries)
+    problems += _frame_orders(scenario, entries, plan, emitted)
+    # Observations: exactly the notifications the steps call for, each after settlement.
+    wanted = [
+        expected_observation(scenario, step, refs)
+        for step in scenario.steps
+        if step["op"] == "observe"
+    ]
+    event_ids = {r["params"]["event"]["id"] for r in scenario.raw["requests"].values()}
+    got_positions = [
+        i
+        for i, e in enumerate(entries.all)
+        if e["kind"] == "observed" and e.get("eventId") in event_ids
+    ]
+    got = [entries.all[i] for i in got_positions]
+    if len(got) != len(wanted) or not all(
+        strict_equal(a, b) for a, b in zip(got, wanted, strict=False)
+    ):
+        detail = ""
+        for a, b in zip(wanted, got, strict=False):
+            found = first_difference(a, b)
+            if found:
+                detail = (
+                    f" (first difference at {found[0]}: expected {_short(found[1])}, "
+                    f"got {_short(found[2])})"
+                )
+                break
+        problems.append(
+            (
+                "ObservationMismatch",
+                f"{len(wanted)} observations called for, {len(got)} received{detail}",
+            )
+        )
+    for position in got_positions:
+        entry = entries.all[position]
+        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        if issue is not None:
+            problems.append(("ReceivedInvalid", f"observation {entry['eventId']}: {issue}"))
+        rid = _request_of_event(scenario, entry["eventId"])
+        settled = entries.marks(sid, "accepted", rid) + entries.marks(sid, "cancelled", rid)
+        if not any(p < position for p in settled):
+            problems.append(
+                ("ObservationOrder", f"{entry['eventId']}: observed before its boundary settled")
+            )
+        for ref in _body_refs(entry["message"]):
+            if ref not in confirmed or confirmed[ref] > position:
+                problems.append(
+                    ("UploadBeforeUse", f"observation body ref {ref} before its 201 upload")
+                )
+    return problems
+
+
+def _key(scenario: LifecycleScenario, rid: str) -> str:
+    return str(next(k for k, r in scenario.raw["requests"].items() if r["id"] == rid))
+
+
+def _request_of_event(scenario: LifecycleScenario, event_id: str) -> str:
+    for request in scenario.raw["requests"].values():
+        if request["params"]["event"]["id"] == event_id:
+            return str(request["id"])
+    return event_id
+
+
+def _cancel_orders(scenario: LifecycleScenario, entries: Entries) -> list[Problem]:
+    problems: list[Problem] = []
+    sid = scenario.id
+    seen_receive: set[str] = set()
+    slots: dict[str, str] = {}
+    for step in scenario.steps:
+        if step["op"] == "send":
+            slots[step["slot"]] = step["key"]
+        elif step["op"] == "receive" and step["slot"] in slots:
+            seen_receive.add(slots[step["slot"]])
+        elif step["op"] == "cancel":
+            rid = scenario.request_id(step["key"])
+            received, replied = entries.of("received", rid), entries.of("replied", rid)
+            cancelled = entries.marks(sid, "cancelled", rid)
+            acquired = entries.marks(sid, "acquired", rid)
+            if not cancelled or not received:
+                continue  # counted by the milestone and attempt rules
+            if not received[0] < cancelled[0]:
+                problems.append(("CancelOrder", f"{rid}: cancelled before it was received"))
+            if step["key"] in seen_receive:
+                if replied and not replied[0] < cancelled[0]:
+                    problems.append(
+                        ("CancelOrder", f"{rid}: cancelled after receive, yet before the reply")
+                    )
+                if acquired and not acquired[0] < cancelled[0]:
+                    problems.append(("CancelOrder", f"{rid}: cancelled before it was acquired"))
+            elif replied and not cancelled[0] < replied[0]:
+                problems.append(
+                    ("CancelOrder", f"{rid}: cancelled before its reply, yet marked after")
+                )
+    return problems
+
+
+def _frame_orders(
+    scenario: LifecycleScenario,
+    entries: Entries,
+    plan: Walk,
+    emitted: list[tuple[int, dict[str, Any]]],
+) -> list[Problem]:
+    """Stray frames (emit) and late replies (a cancelled request answered while the next waits)."""
+    problems: list[Problem] = []
+    sid = scenario.id
+    ids = [e.get("id") for _, e in emitted]
+    if ids != plan.emits:
+        problems.append(("StrayFrame", f"emitted {ids}, the steps emit {plan.emits}"))
+    discarded = [(i, entries.all[i]["id"]) for i in entries.marks(sid, "discarded")]
+    if [d for _, d in discarded] != plan.emits:
+        problems.append(
+            ("StrayFrame", f"discarded {[d for _, d in discarded]}, emitted {plan.emits}")
+        )
+    steps = scenario.steps
+    for number, step in enumerate(steps):
+        if step["op"] != "emit":
+            continue
+        frame = emitted[len([s for s in steps[:number] if s["op"] == "emit"])] if emitted else None
+        after = next((s for s in steps[number + 1 :] if s["op"] == "release"), None)
+        if frame is None or after is None:
+            continue
+        live = scenario.request_id(after["key"])
+        drop = next((i for i, d in discarded if d == frame[1].get("id") and i > frame[0]), None)
+        received, replied = entries.of("received", live), entries.of("replied", live)
+        order = [
+            received[-1] if received else -1,
+            frame[0],
+            drop if drop is not None else -1,
+            replied[-1] if replied else -1,
+        ]
+        if -1 in order or order != sorted(order):
+            problems.append(
+                ("StrayFrame", f"{live}: received, emitted, discarded and replied out of order")
+            )
+    # A cancelled request's late reply arrives while the next request waits.
+    cancelled_keys: list[str] = []
+    for number, step in enumerate(steps):
+        if step["op"] == "cancel":
+            cancelled_keys.append(step["key"])
+        if step["op"] == "send" and cancelled_keys and step["key"] not in cancelled_keys:
+            old = cancelled_keys[-1]
+            releases = [s["key"] for s in steps[number:] if s["op"] == "release"]
+            if (
+                old in releases
+                and step["key"] in releases
+                and releases.index(old) < releases.index(step["key"])
+            ):
+                a, b = scenario.request_id(old), scenario.request_id(step["key"])
+                got_b, rep_a, rep_b = (
+                    entries.of("received", b),
+                    entries.of("replied", a),
+                    entries.of("replied", b),
+                )
+                if got_b and rep_a and rep_b and not got_b[0] < rep_a[-1] < rep_b[0]:
+                    problems.append(
+                        (
+                            "LateReplyOrder",
+                            f"{a} must be answered after {b} arrived, before {b} was",
+                        )
+                    )
+    return problems
+
+
+# ---------------------------------------------------------------- chains
+
+
+def _matches(got: Any, want: Any) -> bool:
+    if strict_equal(got, want):
+        return True
+    try:
+        got_items = got["params"]["event"]["items"]
+        want_items = want["params"]["event"].get("items")
+    except (KeyError, TypeError):
+        return False
+    if (
+        want_items == []
+        and isinstance(got_items, list)
+        and all(
+            isinstance(i, dict)
+            and i.get("selection") == "omit"
+            and "body" not in i
+            and "gap" not in i
+            for i in got_items
+        )
+    ):
+        copied = copy.deepcopy(got)
+        copied["params"]["event"]["items"] = []
+        return strict_equal(copied, want)
+    return False
+
+
+def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]:
+    problems: list[Problem] = []
+    sid = scenario.id
+    chain = scenario.chain or {}
+    proof = scenario.raw["chainProof"]
+    rid = scenario.request_id("a")
+    event_id = scenario.raw["requests"]["a"]["params"]["event"]["id"]
+    mine = [
+        i
+        for i, e in enumerate(entries.all)
+        if e.get("id") == rid or e.get("eventId") == event_id or e.get("scenario") == sid
+    ]
+    foreign = sorted({entries.all[i]["kind"] for i in mine} - set(CHAIN_KINDS))
+    if foreign:
+        problems.append(("ChainReceipts", f"receipt kinds a chain never has: {', '.join(foreign)}"))
+    received, replied = entries.of("received", rid), entries.of("replied", rid)
+    wanted = proof["requests"]
+    got = [entries.all[i]["message"] for i in received]
+    if len(got) != len(wanted) or not all(
+        _matches(g, w) for g, w in zip(got, wanted, strict=False)
+    ):
+        problems.append(
+            (
+                "ChainRequests",
+                f"{len(wanted)} calls in the proof, {len(got)} received, "
+                "or a call's request differs (state carried forward, projection)",
+            )
+        )
+    for message in got:
+        issue = _canonical().issue("intercept-request.schema.json", message)
+        if issue is not None:
+            problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+    if len(received) != len(replied) or any(
+        not a < b for a, b in zip(received, replied, strict=False)
+    ):
+        problems.append(("ChainCalls", "every call needs one reply after its receipt"))
+    if any(not replied[i] < received[i + 1] for i in range(min(len(replied), len(received) - 1))):
+        problems.append(("ChainCalls", "a call was sent before the previous one was answered"))
+    observed = [i for i in entries.of("observed", event_id)]
+    observed_entries = [entries.all[i] for i in observed]
+    remaining = list(proof["observations"])
+    for entry in observed_entries:
+        match = next((w for w in remaining if _matches(entry["message"], w)), None)
+        if match is None:
+            problems.append(
+                ("ChainObservations", f"an unexpected observation {_short(entry['message'])}")
+            )
+        else:
+            remaining.remove(match)
+        if not strict_equal(entry["event"], entry["message"].get("params", {}).get("event")):
+            problems.append(("ChainObservations", "an observed entry's event is not its message's"))
+        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        if issue is not None:
+            problems.append(("ReceivedInvalid", f"observation: {issue}"))
+    if remaining:
+        problems.append(
+            ("ChainObservations", f"{len(remaining)} notifications of the proof never arrived")
+        )
+    settled = entries.marks(sid, "chain-settled")
+    cancelled = entries.marks(sid, "cancelled")
+    blocked = entries.marks(sid, "observer-blocked")
+    if len(settled) != 1:
+        problems.append(("ChainSettlement", f"{len(settled)} chain-settled marks, one is required"))
+    cause = cancelled[-1] if cancelled else (replied[-1] if replied else -1)
+    if any(p < cause for p in observed):
+        problems.append(("ChainSettlement", "an observation came before the boundary settled"))
+    if chain.get("interrupt"):
+        ok = (
+            len(cancelled) == 1
+            and received
+            and replied
+            and settled
+            and received[0] < cancelled[0] <= settled[0] < replied[0]
+        )
+        if not ok:
+            problems.append(
+                ("ChainInterrupt", "an interrupt needs received < cancelled <= settled < replied")
+            )
+        if observed or blocked:
+            problems.append(("ChainInterrupt", "an interrupted chain observes nothing"))
+    else:
+        if cancelled:
+            problems.append(("ChainSettlement", "a cancel in a chain that is not interrupted"))
+        if settled and replied and not replied[-1] < settled[0]:
+            problems.append(("ChainSettlement", "settled before the last call was answered"))
+    if chain.get("holdObservers"):
+        if (
+            len(blocked) != len(proof["observations"])
+            or any(b < cause for b in blocked)
+            or not settled
+        ):
+            problems.append(
+                ("HeldObservers", "each held observer needs one observer-blocked after settlement")
+            )
+    elif blocked:
+        problems.append(("HeldObservers", "observer-blocked marks where no observer is held"))
+    return problems
+
+
+# ---------------------------------------------------------------- the set
+
+
+def verify_set(
+    set_name: str,
+    scenarios: list[LifecycleScenario],
+    *,
+    report: Any,
+    entries: Any,
+    client_exit: int | None,
+    language: str,
+    blind: bool,
+    stage: str,
+    prior_errors: list[CombinationError],
+) -> tuple[list[RowVerdict], list[CombinationError]]:
+    """Judge every row of one set (one client run) into row verdicts and combination errors."""
+    errors = list(prior_errors)
+    results: dict[str, dict[str, Any]] = {}
+    if report is not None:
+        problem = contract_problem("lifecycle-report.schema.json", report)
+        if problem is not None:
+            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
+        elif report.get("language") != language:
+            errors.append(
+                CombinationError(
+                    stage,
+                    "LanguageMismatch",
+                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
+                )
+            )
+        else:
+            counts = Counter(r["id"] for r in report["results"])
+            wanted = {s.id for s in scenarios}
+            results = {r["id"]: r for r in report["results"]}
+            unknown = sorted(set(counts) - wanted)
+            missing = sorted(wanted - set(counts))
+            twice = sorted(i for i, n in counts.items() if n > 1)
+            for kind, ids in (
+                ("ResultUnknownId", unknown),
+                ("ResultMissing", missing),
+                ("ResultDuplicateId", twice),
+            ):
+                if ids:
+                    errors.append(CombinationError(stage, kind, ", ".join(ids[:5])))
+    elif not errors:
+        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
+    if client_exit not in (0, None):
+        errors.append(
+            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
+        )
+    good, entry_errors = (
+        check_entries(entries, stage) if report is not None or entries is not None else ([], [])
+    )
+    errors += entry_errors
+    log = Entries(good)
+    # Uploads and stray frames carry no scenario: assign them in file order.
+    upload_cursor = 0
+    emit_cursor = 0
+    rows: list[RowVerdict] = []
+    for scenario in scenarios:
+        count = len(scenario.uploads())
+        uploads = log.uploads[upload_cursor : upload_cursor + count]
+        upload_cursor += count
+        emits = sum(1 for s in scenario.steps if s["op"] == "emit")
+        emitted = log.emitted[emit_cursor : emit_cursor + emits]
+        emit_cursor += emits
+        entry = results.get(scenario.id)
+        row = RowVerdict(set_name, scenario.id, Status.FAILED, scenario.expected)
+        if entry is not None:
+            row.actual = entry.get("actual")
+            row.adapter_status = entry.get("status")
+        if errors:
+            row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
+            rows.append(row)
+            continue
+        if entry is None:
+            row.error = "no result"
+            rows.append(row)
+            continue
+        status = entry.get("status", "passed")
+        if status == "unsupported":
+            row.status = Status.UNSUPPORTED
+            row.error = entry.get("error") or "unsupported"
+            rows.append(row)
+            continue
+        if status not in ("completed", "passed"):
+            row.error = entry.get("error") or f"the client reported {status}"
+            rows.append(row)
+            continue
+        problems: list[Problem] = []
+        found = first_difference(scenario.expected, entry.get("actual"))
+        if found is not None:
+            problems.append(
+                (
+                    "LifecycleResult",
+                    f"{found[0]}: expected {_short(found[1])}, got {_short(found[2])}",
+                )
+            )
+        problems += (
+            verify_chain(scenario, log)
+            if scenario.chain
+            else verify_steps(scenario, log, uploads, emitted)
+        )
+        if problems:
+            kind, message = problems[0]
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            row.error = f"{kind}: {message}{more}"
+            row.diagnostics["classes"] = sorted({k for k, _ in problems})
+        else:
+            row.status = Status.PASSED
+        rows.append(row)
+    if len(log.uploads) > upload_cursor:
+        errors.append(
+            CombinationError(
+                stage,
+                "UploadMismatch",
+                f"{len(log.uploads) - upload_cursor} upload receipts no upload step accounts for",
+            )
+        )
+    return rows, errors
