@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -22,7 +23,12 @@ CANONICAL_SCHEMAS = ROOT / "schemas" / "draft"
 
 
 def stdio_server(
-    ctx: RunContext, server: Adapter, scenario_file: Path
+    ctx: RunContext,
+    server: Adapter,
+    scenario_file: Path,
+    *,
+    command_key: str = "server",
+    extra: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Path]:
     """The client config keys that make a client spawn `server` over stdio.
 
@@ -40,7 +46,12 @@ def stdio_server(
         "auth": server_auth,
         "schemaDir": str(CANONICAL_SCHEMAS),
     }
-    command = list(server.commands["server"])
+    config.update(extra or {})
+    command = list(server.commands[command_key])
+    if command_key != "server":  # suites past core read receipts from the control listener
+        config_path = write_json(home / "server-config.json", config)
+        keys = {"serverCommand": command, "serverCwd": str(server.directory)}
+        return {**keys, "serverConfig": str(config_path)}, receipt_log
     if server.receipt_log:
         config["receiptLog"] = str(receipt_log)
     else:  # a contract v1 server: receipts come from a relay in front of it
@@ -73,8 +84,17 @@ def run_client(
     auth: str,
     endpoint: str | None = None,
     stdio_server: dict[str, Any] | None = None,
+    command_key: str = "client",
+    extra: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    schema: str = "client-config.schema.json",
 ) -> ClientRun:
-    """Run one client process over one scenario file and collect its report."""
+    """Run one client process over one scenario file and collect its report.
+
+    A suite other than core names its `command_key`, the config keys it adds
+    (`extra`), the environment variables it hands over (`env`, e.g. upload
+    tokens: never in a file) and the schema its config must satisfy.
+    """
     home = ctx.unique(f"client-{adapter.name}")
     owner = f"client:{home.name}"
     report_file = home / "report.json"
@@ -94,12 +114,13 @@ def run_client(
         config["endpoint"] = endpoint
     if stdio_server is not None:
         config.update(stdio_server)
-    problem = contract_problem("client-config.schema.json", config)
+    config.update(extra or {})
+    problem = contract_problem(schema, config)
     if problem is not None:  # the harness's own slip: never hand an adapter a bad config
         raise ValueError(f"client config {problem}")
     config_path = write_json(home / "client-config.json", config)
     log = home / "client.log"
-    command = [*adapter.commands["client"], "--config", str(config_path)]
+    command = [*adapter.commands[command_key], "--config", str(config_path)]
     errors: list[CombinationError] = []
     exit_code: int | None = None
     started = time.monotonic()
@@ -110,6 +131,7 @@ def run_client(
             owner=owner,
             label="client",
             log_path=log,
+            env={**os.environ, **env} if env else None,
         )
         try:
             exit_code = process.wait_exit(spawned, ctx.timeouts.client)

@@ -27,8 +27,18 @@ class Server:
     """One running server adapter process over HTTP, with its control listener."""
 
     def __init__(
-        self, ctx: RunContext, adapter: Adapter, transport: str, auth: str, scenario_file: Path
+        self,
+        ctx: RunContext,
+        adapter: Adapter,
+        transport: str,
+        auth: str,
+        scenario_file: Path,
+        *,
+        command_key: str = "server",
+        extra: dict[str, Any] | None = None,
     ) -> None:
+        self.command_key = command_key
+        self.extra = dict(extra or {})
         self.ctx = ctx
         self.adapter = adapter
         self.transport = transport
@@ -42,6 +52,7 @@ class Server:
         self.scenario_file = scenario_file
         self.endpoint = ""
         self.control = ""
+        self.upload_endpoint: str | None = None
         self.spawned: process.Spawned | None = None
         self.leaks: list[str] = []  # processes other than the server left at stop
         self.stdout_log: Path | None = None  # stdout apart from the log (smoke checks it)
@@ -57,13 +68,14 @@ class Server:
         }
         if tls is not None:
             config["tls"] = tls
-        if self.receipt_log is not None:
+        if self.receipt_log is not None and self.command_key == "server":
             config["receiptLog"] = str(self.receipt_log)
+        config.update(self.extra)
         return config
 
     def start(self) -> None:
         config_path = write_json(self.home / "server-config.json", self.config())
-        command = [*self.adapter.commands["server"], "--config", str(config_path)]
+        command = [*self.adapter.commands[self.command_key], "--config", str(config_path)]
         started = time.monotonic()
         try:
             stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
@@ -103,6 +115,7 @@ class Server:
             raise ServerStartError("ReadinessMalformed", "an HTTP server must publish its endpoint")
         self.endpoint = endpoint or ""
         self.control = readiness["controlEndpoint"]
+        self.upload_endpoint = readiness.get("uploadEndpoint")
         remaining = max(0.5, self.ctx.timeouts.startup - (time.monotonic() - started))
         try:
             health = call(self.control, "GET", "/health", timeout=remaining)
@@ -152,6 +165,19 @@ class Server:
                 CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")
             ]
         return answer["requests"], []
+
+    def entries(self) -> tuple[list[Any] | None, list[CombinationError]]:
+        """The lifecycle receipt entries (`GET /receipts` → `{entries}`)."""
+        try:
+            answer = call(self.control, "GET", "/receipts")
+        except ControlError as exc:
+            return None, [CombinationError("receipts", "ReceiptsUnavailable", str(exc))]
+        problem = contract_problem("lifecycle-control.schema.json#/$defs/receipts", answer)
+        if problem is not None:
+            return None, [
+                CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")
+            ]
+        return answer["entries"], []
 
     def stop(self) -> None:
         """Shut down politely, then kill the tree; remember anything left behind."""

@@ -172,7 +172,9 @@ class LifecycleSet:
 
 class LifecycleSets(list[LifecycleSet]):
     def describe(self) -> list[dict[str, Any]]:
-        return [
+        from interop.suites.lifecycle.probes import EXPECTED, SET
+
+        described = [
             {
                 "name": s.name,
                 "file": _relative(s.path),
@@ -182,9 +184,15 @@ class LifecycleSets(list[LifecycleSet]):
             }
             for s in self
         ]
+        probes: dict[str, Any] = {"name": SET, "file": "interop/suites/lifecycle/probes.py"}
+        probes["sha256"] = ""
+        probes["scenarios"] = len(EXPECTED)
+        return [*described, {**probes, "rows": list(EXPECTED.items())}]
 
     def row_count(self) -> int:
-        return sum(len(s.scenarios) for s in self)
+        from interop.suites.lifecycle.probes import EXPECTED
+
+        return sum(len(s.scenarios) for s in self) + len(EXPECTED)
 
 
 def _relative(path: Path) -> str:

@@ -24,6 +24,7 @@ from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
+from interop.suites.lifecycle import probes
 from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
 from interop.suites.lifecycle.verify import verify_set
 
@@ -80,6 +81,7 @@ class LifecycleSuite:
             )
             if adapters[name].command(key) is None
         ]
+        probed = False
         for scenario_set in sets:
             if missing:
                 outcome.rows += [
@@ -98,7 +100,17 @@ class LifecycleSuite:
                     CombinationError("run", "Cancelled", "the run was interrupted")
                 )
                 break
-            self._run_set(ctx, outcome, combination, scenario_set, adapters)
+            probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
+        if missing:
+            outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
+        elif combination.transport != "http":
+            outcome.rows += probes.skipped(
+                Status.INAPPLICABLE, "the receivers are probed over HTTP"
+            )
+        elif not probed:
+            outcome.rows += probes.skipped(
+                Status.NOT_RUN, "the combination failed before its receivers were probed"
+            )
         outcome.seconds = time.monotonic() - started
         if done is not None:
             done(outcome)
@@ -111,7 +123,11 @@ class LifecycleSuite:
         combination: Combination,
         scenario_set: LifecycleSet,
         adapters: dict[str, Adapter],
-    ) -> None:
+        probed: bool,
+    ) -> bool:
+        """One set's client run, judged into `outcome`; probes once per combination.
+
+        Returns whether the receivers have been probed (now or before)."""
         client, server_adapter = adapters[combination.client], adapters[combination.server]
         transport = combination.transport
         stage = f"client[{scenario_set.name}]"
@@ -233,6 +249,13 @@ class LifecycleSuite:
             if transport not in s.transports
         ]
         outcome.errors += set_errors
+        clean = not set_errors and all(r.status != Status.FAILED for r in judged)
+        if server is not None and clean and not probed and rows:
+            probed = True
+            template = rows[0].raw["requests"][next(iter(rows[0].raw["requests"]))]
+            outcome.rows += probes.run_probes(
+                ctx, server, combination.auth, token, stranger, template
+            )
         if server is not None:
             server.stop()
             ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
@@ -244,6 +267,7 @@ class LifecycleSuite:
                         f"left running by the server: {len(server.leaks)} process(es)",
                     )
                 )
+        return probed
 
 
 def _content_sources(scenario_set: LifecycleSet, transport: str) -> list[dict[str, Any]]:
