@@ -112,6 +112,12 @@ def _at(items: list[Any], index: int) -> Any:
     return items[index] if index < len(items) else ABSENT
 
 
+def shown(value: Any, limit: int = 160) -> str:
+    """A JSON value on one line for a message, shortened to `limit` characters."""
+    text = "<absent>" if value is ABSENT else dumps_compact(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def strict_equal(left: Any, right: Any) -> bool:
     """Deep JSON equality under strict typing (see `first_difference`)."""
     return first_difference(left, right) is None

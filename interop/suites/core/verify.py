@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from interop.jsonvalue import ABSENT, dumps_compact, first_difference, strict_equal
+from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
 from interop.runtime.process import describe_exit
 from interop.suites.common import check_receipts, check_report
@@ -52,30 +52,25 @@ def judge(scenario: Scenario, entry: dict[str, Any]) -> str | None:
             if found is None:
                 return None
             return "host-layer rejection: " + _describe(*found)
-        return f"expected the whole response to be rejected, got {_shown(actual)}"
+        return f"expected the whole response to be rejected, got {shown(actual)}"
     expected = scenario.expected or {}
     if not isinstance(actual, dict):
-        return f"'actual' must be an object, got {_shown(actual)}"
+        return f"'actual' must be an object, got {shown(actual)}"
     for key in sorted(expected):
         if key not in actual:
-            return f"$.{key}: missing (expected {_shown(expected[key])})"
+            return f"$.{key}: missing (expected {shown(expected[key])})"
         found = first_difference(expected[key], actual[key], f"$.{key}")
         if found is not None:
             return _describe(*found)
     for key in SEMANTIC_KEYS:
         if key in actual and key not in expected:
-            return f"$.{key}: not expected here, got {_shown(actual[key])}"
+            return f"$.{key}: not expected here, got {shown(actual[key])}"
     return None
-
-
-def _shown(value: Any, limit: int = 160) -> str:
-    text = "<absent>" if value is ABSENT else dumps_compact(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(path: str, expected: Any, actual: Any) -> str:
     """`$.input.range.end: expected 60, got 61` (each side shortened to one line)."""
-    return f"{path}: expected {_shown(expected)}, got {_shown(actual)}"
+    return f"{path}: expected {shown(expected)}, got {shown(actual)}"
 
 
 def verify_set(

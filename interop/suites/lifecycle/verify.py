@@ -19,7 +19,7 @@ from typing import Any
 
 from interop import ROOT
 from interop.contract.check import contract_problem
-from interop.jsonvalue import dumps_compact, first_difference, strict_equal
+from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
 from interop.runtime.process import describe_exit
 from interop.schema import SchemaSet
@@ -48,9 +48,8 @@ def _canonical() -> SchemaSet:
     return SchemaSet(ROOT / "schemas" / "draft")
 
 
-def _short(value: Any, limit: int = 140) -> str:
-    text = dumps_compact(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(value: Any) -> str:
+    return shown(value, 140)
 
 
 @dataclass
@@ -105,6 +104,7 @@ class Walk:
     sends: Counter[str] = field(default_factory=Counter)
     acquired: list[str] = field(default_factory=list)
     emits: list[str] = field(default_factory=list)
+    failed_open: set[str] = field(default_factory=set)  # published by the fail-open fallback
 
 
 def walk(scenario: LifecycleScenario) -> Walk:
@@ -128,6 +128,9 @@ def walk(scenario: LifecycleScenario) -> Walk:
                 state[step["key"]] = "published"
         elif op == "cancel":
             state[step["key"]] = "cancelled"
+        elif op == "failOpen" and state.get(step["key"]) == "pending":
+            state[step["key"]] = "published"
+            result.failed_open.add(scenario.request_id(step["key"]))
         elif op == "emit":
             response = step["response"]
             result.emits.append(str(response.get("id")) if isinstance(response, dict) else "")
@@ -283,7 +286,9 @@ def verify_steps(
             problems.append(("AcquiredOrder", f"{rid}: acquired before any reply"))
     for position in entries.marks(sid, "accepted"):
         rid = entries.all[position]["id"]
-        before = entries.marks(sid, "acquired", rid) + entries.of("received", rid)
+        before = entries.marks(sid, "acquired", rid)
+        if rid in plan.failed_open:
+            before += entries.of("received", rid)
         if not any(p < position for p in before):
             problems.append(("AcceptedOrder", f"{rid}: accepted before it was taken"))
     problems += _cancel_orders(scenario, entries)

@@ -1,0 +1,199 @@
+"""The lifecycle verifier against hand-written receipts: honest ones pass, each break is named.
+
+The receipts below are written by hand from docs/LIFECYCLE.md for a few
+upstream scenarios (the order an honest client and server produce); each
+test then breaks one rule and expects that rule's error class.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from interop import ROOT
+from interop.suites.lifecycle.scenarios import LifecycleScenario, load_set
+from interop.suites.lifecycle.verify import verify_set
+
+UPSTREAM = load_set(ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json")
+BY_ID = {s.id: s for s in UPSTREAM.scenarios}
+
+
+def judge(scenario: LifecycleScenario, entries: list[Any], actual: Any = None) -> tuple[str, Any]:
+    report = {
+        "language": "x",
+        "results": [
+            {
+                "id": scenario.id,
+                "status": "completed",
+                "actual": scenario.expected if actual is None else actual,
+            }
+        ],
+    }
+    rows, errors = verify_set(
+        "set",
+        [scenario],
+        report=report,
+        entries=entries,
+        client_exit=0,
+        language="x",
+        blind=True,
+        stage="test",
+        prior_errors=[],
+    )
+    assert not errors, errors
+    return str(rows[0].status), rows[0].diagnostics.get("classes", [])
+
+
+def mark(scenario: LifecycleScenario, kind: str, ident: str) -> dict[str, Any]:
+    return {"kind": kind, "id": ident, "scenario": scenario.id}
+
+
+def received(scenario: LifecycleScenario, key: str) -> dict[str, Any]:
+    request = scenario.raw["requests"][key]
+    return {"kind": "received", "id": request["id"], "message": copy.deepcopy(request)}
+
+
+def cancel_before_reply() -> tuple[LifecycleScenario, list[Any]]:
+    s = BY_ID["cancel-before-reply"]
+    rid = s.request_id("a")
+    # send, wait, cancel, failOpen, accept, release, receive (dropped), accept
+    return s, [received(s, "a"), mark(s, "cancelled", rid), {"kind": "replied", "id": rid}]
+
+
+def duplicate_reply() -> tuple[LifecycleScenario, list[Any]]:
+    s = BY_ID["duplicate-reply-ignored"]
+    rid = s.request_id("a")
+    return s, [
+        received(s, "a"),
+        {"kind": "replied", "id": rid},
+        mark(s, "acquired", rid),
+        mark(s, "accepted", rid),
+        received(s, "a"),
+        {"kind": "replied", "id": rid},
+    ]
+
+
+def test_honest_receipts_pass() -> None:
+    for scenario, entries in (cancel_before_reply(), duplicate_reply()):
+        assert judge(scenario, entries) == ("passed", [])
+
+
+def test_a_different_actual_is_named_by_its_path() -> None:
+    scenario, entries = cancel_before_reply()
+    actual = {**scenario.expected, "ignored": []}
+    status, classes = judge(scenario, entries, actual)
+    assert status == "failed" and "LifecycleResult" in classes
+
+
+@pytest.mark.parametrize(
+    ("case", "breaking", "error_class"),
+    [
+        ("cancel", lambda e: e[:2], "AttemptMismatch"),
+        ("cancel", lambda e: [e[2], e[1], e[0]], "AttemptOrder"),
+        ("cancel", lambda e: [e[0], e[2], e[1]], "CancelOrder"),
+        ("cancel", lambda e: [e[0], e[2]], "MilestoneMismatch"),
+        ("duplicate", lambda e: [e[0], e[2], e[1], *e[3:]], "AcquiredOrder"),
+        ("duplicate", lambda e: [*e[:2], e[3], e[2], *e[4:]], "AcceptedOrder"),
+        ("duplicate", lambda e: [*e[:2], *e[3:]], "AcquiredMismatch"),
+    ],
+)
+def test_each_broken_rule_is_named(case: str, breaking: Any, error_class: str) -> None:
+    scenario, entries = cancel_before_reply() if case == "cancel" else duplicate_reply()
+    status, classes = judge(scenario, breaking(entries))
+    assert status == "failed" and error_class in classes, classes
+
+
+def test_an_altered_request_and_an_invalid_one_are_named() -> None:
+    scenario, entries = cancel_before_reply()
+    entries[0]["message"]["params"]["event"]["tool"]["input"] = {"value": "tampered"}
+    assert "ReceivedMismatch" in judge(scenario, entries)[1]
+    scenario, entries = cancel_before_reply()
+    del entries[0]["message"]["params"]["capabilities"]
+    assert "ReceivedInvalid" in judge(scenario, entries)[1]
+
+
+def upload_then_observe() -> tuple[LifecycleScenario, list[Any]]:
+    s = BY_ID["changed-body-new-reference"]
+    rid = s.request_id("a")
+    step = s.steps[0]
+    observe = next(x for x in s.steps if x["op"] == "observe")
+    event = copy.deepcopy(s.raw["requests"]["a"]["params"]["event"])
+    event["tool"]["input"] = s.expected["states"][rid]["input"]
+    event["items"] = copy.deepcopy(observe["items"])
+    event["items"][0]["body"]["ref"] = "urn:uuid:00000000-0000-4000-8000-000000000001"
+    message = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"protocolVersion": "draft", "event": event},
+    }
+    return s, [
+        {
+            "kind": "upload",
+            "ref": "urn:uuid:00000000-0000-4000-8000-000000000001",
+            "status": 201,
+            "size": step["size"],
+            "sha256": step["sha256"],
+        },
+        received(s, "a"),
+        {"kind": "replied", "id": rid},
+        mark(s, "acquired", rid),
+        mark(s, "accepted", rid),
+        {"kind": "observed", "eventId": event["id"], "event": event, "message": message},
+    ]
+
+
+def test_uploads_and_observations() -> None:
+    scenario, entries = upload_then_observe()
+    assert judge(scenario, entries) == ("passed", [])
+    moved = [entries[1], entries[2], entries[3], entries[5], entries[4], entries[0]]
+    classes = judge(scenario, moved)[1]
+    assert "ObservationOrder" in classes and "UploadBeforeUse" in classes
+    wrong = copy.deepcopy(entries)
+    wrong[0]["status"] = 400
+    assert "UploadMismatch" in judge(scenario, wrong)[1]
+    other = copy.deepcopy(entries)
+    other[5]["event"]["tool"]["input"] = {"value": "original"}
+    assert "ObservationMismatch" in judge(scenario, other)[1]
+
+
+def chain_deny() -> tuple[LifecycleScenario, list[Any]]:
+    s = BY_ID["observation-chain-deny"]
+    rid = s.request_id("a")
+    proof = s.raw["chainProof"]
+    observed = [
+        {
+            "kind": "observed",
+            "eventId": m["params"]["event"]["id"],
+            "event": m["params"]["event"],
+            "message": m,
+        }
+        for m in proof["observations"]
+    ]
+    return s, [
+        {"kind": "received", "id": rid, "message": proof["requests"][0]},
+        {"kind": "replied", "id": rid},
+        mark(s, "chain-settled", rid),
+        *observed,
+    ]
+
+
+def test_chains() -> None:
+    scenario, entries = chain_deny()
+    assert judge(scenario, entries) == ("passed", [])
+    early = [entries[0], entries[3], entries[1], entries[2], *entries[4:]]
+    assert "ChainSettlement" in judge(scenario, early)[1]
+    twice = [*entries[:3], entries[2], *entries[3:]]
+    assert "ChainSettlement" in judge(scenario, twice)[1]
+    missing = entries[:-1]
+    assert "ChainObservations" in judge(scenario, missing)[1]
+    second = [
+        *entries[:2],
+        copy.deepcopy(entries[0]),
+        {"kind": "replied", "id": entries[0]["id"]},
+        *entries[2:],
+    ]
+    assert "ChainRequests" in judge(scenario, second)[1]
+    blocked = [*entries, mark(scenario, "observer-blocked", entries[0]["id"])]
+    assert "HeldObservers" in judge(scenario, blocked)[1]
