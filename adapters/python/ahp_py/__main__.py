@@ -15,6 +15,8 @@ ROLES: dict[str, tuple[str, str]] = {
     "client": ("suites.core", "run_client"),
     "server": ("suites.core", "serve"),
     "replay": ("suites.core", "replay"),
+    "lifecycle-client": ("suites.lifecycle", "run_client"),
+    "lifecycle-server": ("suites.lifecycle", "serve"),
 }
 
 

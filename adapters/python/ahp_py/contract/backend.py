@@ -11,13 +11,11 @@ if it names one.
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..sdk import rpc
-from .barriers import Barriers
+from .barriers import Barriers, HeldReplies
 from .config import ScenarioFileError, read_scenarios
 from .receipts import NOTIFICATION, Receipts, kind_of
 
@@ -48,8 +46,7 @@ class Backend:
         self.barriers = barriers
         self.methods: dict[str, Method] = dict(methods or {})
         self.scenarios: dict[str, dict[str, Any]] = {}
-        self._held = 0
-        self._held_lock = threading.Condition()
+        self.held = HeldReplies(barriers)
 
     def load_rows(self, rows: list[dict[str, Any]], origin: str) -> None:
         self.scenarios = scenario_table(rows, origin)
@@ -73,27 +70,14 @@ class Backend:
         barrier = row.get("barrier")
         if not isinstance(barrier, str):
             return rpc.Answer(row.get("response"))
-        gate = self.barriers.gate(barrier)
-        if gate.is_set():
-            return rpc.Answer(row.get("response"))
-        with self._held_lock:
-            self._held += 1
-        return rpc.Answer(row.get("response"), gate=gate, sent=self._sent)
+        return self.held.answer(barrier, row.get("response"))
 
-    def _sent(self) -> None:
-        with self._held_lock:
-            self._held -= 1
-            self._held_lock.notify_all()
+    def release_all(self) -> None:
+        self.barriers.release_all()
 
     def drain(self, timeout: float) -> None:
         """Wait (at most ``timeout`` seconds) until every held reply is written."""
-        deadline = time.monotonic() + timeout
-        with self._held_lock:
-            while self._held > 0:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return
-                self._held_lock.wait(remaining)
+        self.held.drain(timeout)
 
     def dispatch(self, message: Any) -> rpc.Answer:
         if not isinstance(message, dict):

@@ -8,6 +8,11 @@ later.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..sdk import rpc
 
 
 class Barriers:
@@ -36,3 +41,40 @@ class Barriers:
             self._open = True
             for event in self._events.values():
                 event.set()
+
+
+class HeldReplies:
+    """Replies held at named gates, counted so shutdown can wait for them.
+
+    ``answer`` gives the reply at once when its gate is open (a release is
+    sticky), else held until the gate opens; ``before`` runs just before the
+    reply is written either way. ``drain`` waits (bounded) until every held
+    reply is written.
+    """
+
+    def __init__(self, barriers: Barriers) -> None:
+        self.barriers = barriers
+        self._held = 0
+        self._changed = threading.Condition()
+
+    def answer(self, name: str, reply: Any, before: Callable[[], None] | None = None) -> rpc.Answer:
+        gate = self.barriers.gate(name)
+        if gate.is_set():
+            return rpc.Answer(reply, before=before)
+        with self._changed:
+            self._held += 1
+        return rpc.Answer(reply, gate=gate, sent=self._sent, before=before)
+
+    def _sent(self) -> None:
+        with self._changed:
+            self._held -= 1
+            self._changed.notify_all()
+
+    def drain(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._held > 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self._changed.wait(remaining)

@@ -438,3 +438,192 @@ def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
         return schemas.load(schema_dir)
     except schemas.SchemaError as exc:
         raise ConfigError(file, "schemaDir", str(exc)) from None
+
+
+# Suites beyond the core (docs/LIFECYCLE.md) ----------------------------------
+
+LIFECYCLE = "lifecycle"
+
+
+def suite_of(config: Fields) -> str:
+    """The config's ``suite`` (a non-empty string; whether it is known is the
+    caller's business)."""
+    return config.string("suite")
+
+
+@dataclass(frozen=True)
+class SuiteServerSettings:
+    """A lifecycle-style server: the core settings plus the suite and the
+    accepted upload token."""
+
+    suite: str
+    server: ServerSettings
+    upload_token: str = field(repr=False)
+
+
+def load_suite_server(path: str, suites: tuple[str, ...]) -> SuiteServerSettings:
+    config = load_fields(path)
+    suite = suite_of(config)
+    if suite not in suites:
+        raise config.error("suite", f"{suite!r} is not a suite this server implements")
+    server = load_server(path)
+    upload = config.section("uploadAuth", required=True)
+    assert upload is not None
+    return SuiteServerSettings(suite=suite, server=server, upload_token=upload.string("token"))
+
+
+@dataclass(frozen=True)
+class UploadSettings:
+    """How a client uploads content: the environment variable holding the bearer
+    token, the timeout, the size limit, and the endpoint (None: the server's)."""
+
+    token_env: str
+    timeout: float
+    max_bytes: int
+    endpoint: str | None = None
+
+
+def upload_settings(section: Fields, default_endpoint: str | None = None) -> UploadSettings:
+    auth = section.section("auth", required=True)
+    assert auth is not None
+    if auth.choice("type", ("bearer",)) != "bearer":  # pragma: no cover - choice() refuses
+        raise auth.error("type", "must be bearer")
+    max_bytes = section.data.get("maxBytes")
+    if max_bytes is None or not codec.is_integer(max_bytes) or max_bytes < 0:
+        raise section.error("maxBytes", "must be a non-negative integer")
+    endpoint = section.optional_string("endpoint") or default_endpoint
+    return UploadSettings(
+        token_env=auth.string("tokenEnv"),
+        timeout=section.positive_integer("timeoutMs") / 1000.0,
+        max_bytes=int(max_bytes),
+        endpoint=endpoint,
+    )
+
+
+@dataclass(frozen=True)
+class ContentSource:
+    """Bytes a message may refer to by the alias ``ref`` (uploaded when no step did)."""
+
+    ref: str
+    size: int
+    sha256: str
+    data: bytes = field(repr=False)
+
+
+def _content_sources(config: Fields) -> list[ContentSource]:
+    import base64
+    import binascii
+
+    value = config.data.get("contentSources", [])
+    if not isinstance(value, list):
+        raise config.error("contentSources", "must be an array")
+    sources = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise config.error(f"contentSources[{index}]", "must be an object")
+        entry = Fields(item, config.file, f"contentSources[{index}].")
+        descriptor = entry.section("descriptor", required=True)
+        assert descriptor is not None
+        size = descriptor.data.get("size")
+        if size is None or not codec.is_integer(size) or size < 0:
+            raise descriptor.error("size", "must be a non-negative integer")
+        encoded = item.get("bytes")
+        if not isinstance(encoded, str):
+            raise entry.error("bytes", "must be a base64 string")
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise entry.error("bytes", "is not base64") from None
+        sources.append(
+            ContentSource(descriptor.string("ref"), int(size), descriptor.string("sha256"), data)
+        )
+    return sources
+
+
+@dataclass(frozen=True)
+class SuiteClientSettings:
+    file: str
+    suite: str
+    transport: str
+    scenarios: list[dict[str, Any]] = field(repr=False)
+    report_file: str
+    language: str
+    timeout: float = 10.0
+    auth: ClientAuth | None = None
+    child_pid_file: str | None = None
+    upload: UploadSettings | None = None
+    content_sources: list[ContentSource] = field(default_factory=list, repr=False)
+    endpoint: str | None = None
+    control_endpoint: str | None = None
+    server_command: list[str] = field(default_factory=list)
+    server_cwd: str | None = None
+    server_config: str | None = None
+    schema_dir: str | None = None
+
+    def client_settings(self) -> ClientSettings:
+        """The core view of these settings (for the peer and TLS helpers)."""
+        assert self.auth is not None
+        return ClientSettings(
+            file=self.file,
+            transport=self.transport,
+            scenarios=self.scenarios,
+            report_file=self.report_file,
+            timeout=self.timeout,
+            auth=self.auth,
+            endpoint=self.endpoint,
+            server_command=self.server_command,
+            server_cwd=self.server_cwd,
+            server_config=self.server_config,
+            schema_dir=self.schema_dir,
+            language=self.language,
+        )
+
+
+def _http_url(config: Fields, key: str) -> str:
+    from urllib.parse import urlsplit
+
+    value = config.string(key)
+    url = urlsplit(value)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise config.error(key, "must be an http(s) URL")
+    return value
+
+
+def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings:
+    """A lifecycle-style client config. A ``suite`` this client does not implement
+    is not a config problem: only what the report needs is read then (the caller
+    reports every row unsupported)."""
+    config = load_fields(path)
+    suite = suite_of(config)
+    common: dict[str, Any] = {
+        "file": path,
+        "suite": suite,
+        "transport": config.choice("transport", TRANSPORTS),
+        "scenarios": config.scenarios(),
+        "report_file": config.path("reportFile"),
+        "language": _language(config),
+    }
+    if suite not in suites:
+        return SuiteClientSettings(**common)
+    upload = config.section("upload", required=True)
+    assert upload is not None
+    common.update(
+        timeout=config.positive_integer("timeoutMs") / 1000.0,
+        auth=client_auth(config),
+        child_pid_file=config.path("childPidFile"),
+        upload=upload_settings(upload),
+        content_sources=_content_sources(config),
+        schema_dir=config.optional_path("schemaDir"),
+    )
+    if common["transport"] == "http":
+        return SuiteClientSettings(
+            endpoint=_http_url(config, "endpoint"),
+            control_endpoint=_http_url(config, "controlEndpoint"),
+            **common,
+        )
+    return SuiteClientSettings(
+        server_command=config.command("serverCommand"),
+        server_cwd=config.path("serverCwd"),
+        server_config=config.path("serverConfig"),
+        **common,
+    )

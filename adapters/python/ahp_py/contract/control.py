@@ -1,37 +1,57 @@
-"""The control listener (plain HTTP on loopback, no auth):
-``GET /health``, ``GET /receipts``, ``POST /release``, ``POST /reset``,
-``POST /shutdown``."""
+"""The control listener (plain HTTP on loopback, no auth), JSON in and out.
+
+``ControlHandler`` parses each request and asks its app for the answer. Two
+apps: ``ControlApp`` is the core contract's (``GET /health``, ``GET
+/receipts``, ``POST /release {barrier}``, ``POST /reset``, ``POST
+/shutdown``); ``EntryControl`` is the lifecycle contract's (docs/LIFECYCLE.md,
+"Control"), over the receipt entries: ``/health``, ``/receipts``, ``/wait``,
+``/release {id}``, ``/mark``, ``/wait-observed``, ``/emit`` (stdio) and
+``/shutdown``, each answered ``{"ok": true}``; a wait gives up after 30 s
+with 408.
+"""
 
 from __future__ import annotations
 
 import threading
-from typing import Any, cast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from ..sdk import codec
 from ..sdk.http import Handler
 from .backend import Backend
+from .barriers import Barriers
 from .config import ScenarioFileError
+from .entries import EMITTED, MARKS, OBSERVED, RECEIVED, WAIT_SECONDS, EntryLog
 
 
-class ControlApp:
-    def __init__(self, backend: Backend, stop: threading.Event) -> None:
-        self.backend = backend
-        self.stop = stop
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any
+    after: Callable[[], None] | None = None  # runs once the answer is written
+    close: bool = False
+
+
+def _error(message: str, status: int = 400) -> Reply:
+    return Reply(status, {"error": message})
+
+
+class App(Protocol):
+    stop: threading.Event
+
+    def get(self, path: str) -> Reply | None: ...
+
+    def post(self, path: str, payload: dict[str, Any]) -> Reply | None: ...
 
 
 class ControlHandler(Handler):
     @property
-    def app(self) -> ControlApp:
-        return cast(ControlApp, self.listener.app)
+    def app(self) -> App:
+        return cast(App, self.listener.app)
 
     def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path == "/health":
-            self.reply_json({"ready": True})
-        elif path == "/receipts":
-            self.reply_json(self.app.backend.receipts.snapshot())
-        else:
-            self.reply(404)
+        self._answer(self.app.get(self.path.split("?", 1)[0]))
 
     def do_POST(self) -> None:
         body = self.read_body()
@@ -43,34 +63,141 @@ class ControlHandler(Handler):
             self.reply_json({"error": f"body is not strict JSON: {exc}"}, 400)
             return
         payload = payload if isinstance(payload, dict) else {}
-        path = self.path.split("?", 1)[0]
-        if path == "/release":
-            self._release(payload)
-        elif path == "/reset":
-            self._reset(payload)
-        elif path == "/shutdown":
-            self.close_connection = True
-            self.reply_json({"shutdown": True})
-            self.app.stop.set()
-        else:
+        self._answer(self.app.post(self.path.split("?", 1)[0], payload))
+
+    def _answer(self, reply: Reply | None) -> None:
+        if reply is None:
             self.reply(404)
+            return
+        if reply.close:
+            self.close_connection = True
+        self.reply_json(reply.body, reply.status)
+        if reply.after is not None:
+            reply.after()
 
-    def _release(self, payload: dict[str, Any]) -> None:
-        name = payload.get("barrier")
-        if not isinstance(name, str):
-            self.reply_json({"error": "barrier must be a string"}, 400)
-            return
-        self.app.backend.barriers.release(name)
-        self.reply_json({"released": name})
 
-    def _reset(self, payload: dict[str, Any]) -> None:
-        scenario_file = payload.get("scenarioFile")
-        if scenario_file is not None and not isinstance(scenario_file, str):
-            self.reply_json({"error": "scenarioFile must be a string"}, 400)
-            return
-        try:
-            self.app.backend.reset(scenario_file)
-        except ScenarioFileError as exc:
-            self.reply_json({"error": str(exc)}, 400)
-            return
-        self.reply_json({"reset": True})
+class ControlApp:
+    """The core contract's control answers."""
+
+    def __init__(self, backend: Backend, stop: threading.Event) -> None:
+        self.backend = backend
+        self.stop = stop
+
+    def get(self, path: str) -> Reply | None:
+        if path == "/health":
+            return Reply(200, {"ready": True})
+        if path == "/receipts":
+            return Reply(200, self.backend.receipts.snapshot())
+        return None
+
+    def post(self, path: str, payload: dict[str, Any]) -> Reply | None:
+        if path == "/release":
+            name = payload.get("barrier")
+            if not isinstance(name, str):
+                return _error("barrier must be a string")
+            self.backend.barriers.release(name)
+            return Reply(200, {"released": name})
+        if path == "/reset":
+            scenario_file = payload.get("scenarioFile")
+            if scenario_file is not None and not isinstance(scenario_file, str):
+                return _error("scenarioFile must be a string")
+            try:
+                self.backend.reset(scenario_file)
+            except ScenarioFileError as exc:
+                return _error(str(exc))
+            return Reply(200, {"reset": True})
+        if path == "/shutdown":
+            return Reply(200, {"shutdown": True}, after=self.stop.set, close=True)
+        return None
+
+
+OK = {"ok": True}
+
+
+class EntryControl:
+    """The lifecycle contract's control answers, over the receipt entries.
+
+    ``emit`` writes one frame as a line of the stdio server's stdout; it is
+    None over HTTP (``/emit`` is then refused).
+    """
+
+    def __init__(
+        self,
+        entries: EntryLog,
+        barriers: Barriers,
+        stop: threading.Event,
+        wait_seconds: float = WAIT_SECONDS,
+    ) -> None:
+        self.entries = entries
+        self.barriers = barriers
+        self.stop = stop
+        self.wait_seconds = wait_seconds
+        self.emit: Callable[[Any], None] | None = None
+
+    def get(self, path: str) -> Reply | None:
+        if path == "/health":
+            return Reply(200, {"ready": True})
+        if path == "/receipts":
+            return Reply(200, self.entries.snapshot())
+        return None
+
+    def post(self, path: str, payload: dict[str, Any]) -> Reply | None:
+        handler = {
+            "/wait": self._wait,
+            "/release": self._release,
+            "/mark": self._mark,
+            "/wait-observed": self._wait_observed,
+            "/emit": self._emit,
+        }.get(path)
+        if handler is not None:
+            return handler(payload)
+        if path == "/shutdown":
+            return Reply(200, OK, after=self.stop.set, close=True)
+        return None
+
+    def _count(self, payload: dict[str, Any]) -> int | None:
+        count = payload.get("count", 1)
+        return int(count) if codec.is_positive_integer(count) else None
+
+    def _wait(self, payload: dict[str, Any]) -> Reply:
+        ident, count = payload.get("id"), self._count(payload)
+        if not isinstance(ident, str) or count is None:
+            return _error("/wait needs a string id and a positive integer count")
+        if not self.entries.wait(RECEIVED, ident, count, self.wait_seconds):
+            return _error(f"{count} receipt(s) of {ident} did not arrive in time", 408)
+        return Reply(200, OK)
+
+    def _wait_observed(self, payload: dict[str, Any]) -> Reply:
+        ident, count = payload.get("eventId"), self._count(payload)
+        if not isinstance(ident, str) or count is None:
+            return _error("/wait-observed needs a string eventId and a positive integer count")
+        if not self.entries.wait(OBSERVED, ident, count, self.wait_seconds):
+            return _error(f"{count} observation(s) of {ident} did not arrive in time", 408)
+        return Reply(200, OK)
+
+    def _release(self, payload: dict[str, Any]) -> Reply:
+        ident = payload.get("id")
+        if not isinstance(ident, str):
+            return _error("/release needs a string id")
+        self.barriers.release(ident)
+        return Reply(200, OK)
+
+    def _mark(self, payload: dict[str, Any]) -> Reply:
+        scenario, kind, ident = payload.get("scenario"), payload.get("kind"), payload.get("id")
+        if not isinstance(scenario, str) or not isinstance(ident, str):
+            return _error("/mark needs a string scenario and a string id")
+        if kind not in MARKS:
+            return _error(f"/mark kind must be one of {', '.join(sorted(MARKS))}")
+        self.entries.record({"kind": kind, "id": ident, "scenario": scenario})
+        return Reply(200, OK)
+
+    def _emit(self, payload: dict[str, Any]) -> Reply:
+        if self.emit is None:
+            return _error("/emit is for a stdio server only", 409)
+        if "response" not in payload:
+            return _error("/emit needs a response")
+        frame = payload["response"]
+        ident = frame.get("id") if isinstance(frame, dict) else None
+        self.entries.record({"kind": EMITTED, "id": ident})
+        self.emit(frame)
+        return Reply(200, OK)

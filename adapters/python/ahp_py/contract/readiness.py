@@ -25,8 +25,13 @@ def write_json_atomic(path: str | Path, value: Any) -> None:
         raise
 
 
-def write_readiness(path: str, endpoint: str | None, control_endpoint: str) -> None:
-    """``{"endpoint", "controlEndpoint", "pid"}``; ``endpoint`` is None over stdio."""
-    write_json_atomic(
-        path, {"endpoint": endpoint, "controlEndpoint": control_endpoint, "pid": os.getpid()}
-    )
+def write_readiness(
+    path: str, endpoint: str | None, control_endpoint: str, upload_endpoint: str | None = None
+) -> None:
+    """``{"endpoint", "controlEndpoint", "uploadEndpoint"?, "pid"}``; ``endpoint``
+    is None over stdio, ``uploadEndpoint`` only for a server that receives uploads."""
+    value: dict[str, Any] = {"endpoint": endpoint, "controlEndpoint": control_endpoint}
+    if upload_endpoint is not None:
+        value["uploadEndpoint"] = upload_endpoint
+    value["pid"] = os.getpid()
+    write_json_atomic(path, value)

@@ -24,5 +24,7 @@ def failed(row_id: str, error: str) -> dict[str, Any]:
     return {"id": row_id, "status": "failed", "error": error}
 
 
-def write_report(path: str, language: str, results: list[dict[str, Any]]) -> None:
-    write_json_atomic(path, {"language": language, "results": results})
+def write_report(path: str, language: str, results: list[dict[str, Any]], **extra: Any) -> None:
+    """``extra``: top-level keys a suite adds (the lifecycle suite's
+    ``contentUploads`` and ``receipts``)."""
+    write_json_atomic(path, {"language": language, "results": results, **extra})

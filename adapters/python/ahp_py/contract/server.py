@@ -1,8 +1,11 @@
 """The contract's server process: the control listener, then the AHP listener
-(HTTP) or the NDJSON loop (stdio), the readiness file, and shutdown.
+(HTTP) or the NDJSON loop (stdio), an upload listener when the suite receives
+content, the readiness file, and shutdown.
 
-The suite supplies the ``Backend`` (its method table); everything else here is
-the same for every suite. ``ServerProcess`` also runs inside a test process.
+The suite supplies what answers AHP messages (``Served``: a ``Backend``, or a
+suite's own) and, when it is not the core contract's, its control app and
+upload receiver; everything else here is the same for every suite.
+``ServerProcess`` also runs inside a test process.
 """
 
 from __future__ import annotations
@@ -10,24 +13,36 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, Protocol
 
 from ..sdk.auth import Authenticator, ServerPolicy
 from ..sdk.http import READ_TIMEOUT, Listener, RpcHandler
 from ..sdk.rpc import Answer
 from ..sdk.stdio import LineWriter, serve_lines
+from ..sdk.upload import UploadReceiver, upload_listener
 from .backend import Backend
 from .config import ServerSettings, server_ssl_context
-from .control import ControlApp, ControlHandler
+from .control import App, ControlApp, ControlHandler, EntryControl
 from .readiness import write_readiness
 
 DRAIN_SECONDS = 2.0  # at shutdown, for replies released from their barriers
 
 
+class Served(Protocol):
+    """What answers the AHP messages of one server."""
+
+    def dispatch(self, message: Any) -> Answer: ...
+
+    def release_all(self) -> None: ...
+
+    def drain(self, timeout: float) -> None: ...
+
+
 class AhpApp:
     """What ``RpcHandler`` calls: the authenticator, then the backend."""
 
-    def __init__(self, authenticator: Authenticator, backend: Backend) -> None:
+    def __init__(self, authenticator: Authenticator, backend: Served) -> None:
         self.authenticator = authenticator
         self.backend = backend
 
@@ -42,27 +57,46 @@ class ServerProcess:
     def __init__(
         self,
         settings: ServerSettings,
-        backend: Backend,
+        backend: Served,
         read_timeout: float = READ_TIMEOUT,
         poll_interval: float = 0.5,
+        control: Callable[[threading.Event], App] | None = None,
+        uploads: UploadReceiver | None = None,
     ) -> None:
+        """``control`` makes the control app from the stop event (default: the
+        core contract's over ``backend``, which must then be a ``Backend``);
+        ``uploads`` adds a plain-HTTP loopback upload listener."""
         self.settings = settings
         self.backend = backend
         self.read_timeout = read_timeout
         self.poll_interval = poll_interval  # how soon close() is noticed
         self.stop = threading.Event()
+        self.control_factory = control
+        self.uploads = uploads
         self.control: Listener | None = None
         self.listener: Listener | None = None
+        self.upload: Listener | None = None
         self.endpoint: str | None = None
+        self.control_app: App | None = None
+
+    def _control_app(self) -> App:
+        if self.control_factory is not None:
+            return self.control_factory(self.stop)
+        assert isinstance(self.backend, Backend)
+        return ControlApp(self.backend, self.stop)
 
     def start(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Listen (control first); over stdio, answer ``stdin`` lines on ``stdout``
         until EOF, which stops the server."""
         context = server_ssl_context(self.settings)  # a bad certificate fails before listening
+        self.control_app = self._control_app()
         self.control = Listener(
-            ControlHandler, app=ControlApp(self.backend, self.stop), read_timeout=self.read_timeout
+            ControlHandler, app=self.control_app, read_timeout=self.read_timeout
         )
         self.control.serve_in_thread(self.poll_interval)
+        if self.uploads is not None:
+            self.upload = upload_listener(self.uploads, self.read_timeout)
+            self.upload.serve_in_thread(self.poll_interval)
         if self.settings.transport == "http":
             auth = self.settings.auth
             policy = auth.policy if auth is not None else ServerPolicy(mode="none")
@@ -72,11 +106,14 @@ class ServerProcess:
             self.endpoint = self.listener.base_url() + "/intercept"
             return
         assert stdin is not None and stdout is not None
-        threading.Thread(target=self._stdio, args=(stdin, stdout), daemon=True).start()
+        writer = LineWriter(stdout)
+        if isinstance(self.control_app, EntryControl):
+            self.control_app.emit = writer.write
+        threading.Thread(target=self._stdio, args=(stdin, writer), daemon=True).start()
 
-    def _stdio(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    def _stdio(self, stdin: BinaryIO, writer: LineWriter) -> None:
         try:
-            serve_lines(stdin, LineWriter(stdout), self.backend.dispatch)
+            serve_lines(stdin, writer, self.backend.dispatch)
         finally:
             self.stop.set()
 
@@ -85,27 +122,40 @@ class ServerProcess:
         assert self.control is not None
         return self.control.base_url()
 
+    @property
+    def upload_endpoint(self) -> str | None:
+        if self.upload is None or self.uploads is None:
+            return None
+        return self.upload.base_url() + self.uploads.path
+
     def finish(self) -> None:
         """Open every barrier and give the released replies a moment to go out."""
-        self.backend.barriers.release_all()
+        self.backend.release_all()
         self.backend.drain(DRAIN_SECONDS)
 
     def close(self) -> None:
         """Stop listening (tests; the real process simply exits)."""
         self.finish()
-        for listener in (self.listener, self.control):
+        for listener in (self.listener, self.upload, self.control):
             if listener is not None:
                 listener.shutdown()
                 listener.server_close()
 
 
-def run(settings: ServerSettings, backend: Backend) -> int:
+def run(
+    settings: ServerSettings,
+    backend: Served,
+    control: Callable[[threading.Event], App] | None = None,
+    uploads: UploadReceiver | None = None,
+) -> int:
     """Serve until ``POST /shutdown`` (or EOF on stdin over stdio), then exit 0."""
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but AHP lines may reach the real stdout
-    server = ServerProcess(settings, backend)
+    server = ServerProcess(settings, backend, control=control, uploads=uploads)
     server.start(sys.stdin.buffer, stdout)
-    write_readiness(settings.readiness_file, server.endpoint, server.control_endpoint)
+    write_readiness(
+        settings.readiness_file, server.endpoint, server.control_endpoint, server.upload_endpoint
+    )
     server.stop.wait()
     server.finish()
     sys.stderr.flush()

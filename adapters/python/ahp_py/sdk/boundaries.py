@@ -46,11 +46,29 @@ class Boundary:
     return_definition: str | None = None  # None: any JSON value
     list_target: bool = False
     editable: Callable[[dict[str, Any]], str | None] = field(default=_always_editable)
+    # where the target's value lives in the event (None: not a plain field)
+    location: tuple[str, ...] | None = None
 
     def definitions(self) -> tuple[str, ...]:
         """Every canonical definition this boundary validates against."""
         extra = (self.return_definition,) if self.return_definition else ()
         return (self.definition, *extra)
+
+    def with_value(self, event: dict[str, Any], value: Any) -> dict[str, Any]:
+        """A copy of ``event`` whose target holds ``value`` (the effective value an
+        accepted response left, carried to the next interceptor or an observer).
+        Raises ValueError where the target is not a plain field of the event."""
+        if self.location is None:
+            raise ValueError(f"the {self.target} of {self.event} is not a plain event field")
+        copy: dict[str, Any] = codec.clone(event)
+        node = copy
+        for key in self.location[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = node[key] = {}
+            node = child
+        node[self.location[-1]] = codec.clone(value)
+        return copy
 
 
 def get_path(node: Any, *path: str) -> Any:
@@ -138,7 +156,9 @@ def _boundary(
 
 def _list_boundary(event: str, target: str, definition: str, *path: str, **row: Any) -> Boundary:
     """A row whose target is a list held at ``path`` (an empty list when absent)."""
-    return _boundary(event, target, definition, _value_at(path, []), list_target=True, **row)
+    return _boundary(
+        event, target, definition, _value_at(path, []), list_target=True, location=path, **row
+    )
 
 
 _TABLE = (
@@ -151,6 +171,7 @@ _TABLE = (
         effects="deny allow ask modify inject flow return message",
         flow="stop",
         returns=True,
+        location=("tool", "input"),
     ),
     _list_boundary(
         "tool.after",
@@ -224,6 +245,7 @@ _TABLE = (
         _value_at(("workspace", "change")),
         gated=True,
         effects="deny modify message",
+        location=("workspace", "change"),
     ),
 )
 

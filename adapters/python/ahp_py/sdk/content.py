@@ -30,3 +30,33 @@ def holds_withheld(value: Any) -> bool:
         elif part_is_withheld(item):
             return True
     return False
+
+
+def body_refs(items: Any) -> list[str]:
+    """Every ``body.ref`` of an event's ``items``: parts, and the parts of messages."""
+    refs: list[str] = []
+    if not isinstance(items, list):
+        return refs
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        parts = item.get("parts")
+        for part in [item, *(parts if isinstance(parts, list) else [])]:
+            body = part.get("body") if isinstance(part, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("ref"), str):
+                refs.append(body["ref"])
+    return refs
+
+
+def rebind_refs(value: Any, refs: dict[str, str]) -> Any:
+    """A copy of ``value`` with every ``body.ref`` found in ``refs`` replaced by
+    what it maps to (a sender's local alias -> the receiver's reference)."""
+    if isinstance(value, list):
+        return [rebind_refs(item, refs) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: rebind_refs(item, refs) for key, item in value.items()}
+    body = out.get("body")
+    if isinstance(body, dict) and isinstance(body.get("ref"), str) and body["ref"] in refs:
+        out["body"] = {**body, "ref": refs[body["ref"]]}
+    return out

@@ -43,6 +43,9 @@ class Rejected(Exception):
 class Outcome:
     actual: dict[str, Any]
     reason: str | None = None  # why the response was rejected, for diagnostics
+    # the pipeline state an accepted response leaves for the next interceptor
+    # (``params.state``: permission, candidate, and flow when one exists)
+    state: dict[str, Any] | None = None
 
 
 def boundary_for(request: Any) -> Boundary:
@@ -58,6 +61,7 @@ def apply(
     response: Any,
     response_error: ResponseCheck | None = None,
     definition_error: DefinitionCheck | None = None,
+    host_rule: bool = True,
 ) -> Outcome:
     """Derive the application result of ``response`` to ``request``.
 
@@ -65,15 +69,18 @@ def apply(
     canonical ``intercept-response`` schema (None when valid, else a reason).
     ``definition_error`` validates one value against a canonical definition;
     by default the process-wide schema set does.
+    ``host_rule``: whether the synthetic host's ``task`` rule applies (the core
+    suite's host; the lifecycle suite's host has no rule of its own).
     Raises Unsupported for event types outside the boundary table.
     """
     boundary = boundary_for(request)
     check = definition_error or schemas.load().error
+    transaction = _Transaction(boundary, request, check, host_rule)
     try:
-        actual = _Transaction(boundary, request, check).run(response, response_error)
+        actual = transaction.run(response, response_error)
     except Rejected as exc:
         return Outcome({"rejected": True}, str(exc))
-    return Outcome(actual)
+    return Outcome(actual, state=transaction.next_state)
 
 
 def _non_empty_string(value: Any) -> bool:
@@ -124,8 +131,15 @@ def check_effect_structure(effect: Any, index: int) -> None:
 class _Transaction:
     """Stages one response; nothing escapes unless every step succeeds."""
 
-    def __init__(self, boundary: Boundary, request: dict[str, Any], check: DefinitionCheck) -> None:
+    def __init__(
+        self,
+        boundary: Boundary,
+        request: dict[str, Any],
+        check: DefinitionCheck,
+        host_rule: bool = True,
+    ) -> None:
         self.boundary = boundary
+        self.host_rule = host_rule
         self.request = request
         self.check = check
         params = request.get("params") or {}
@@ -147,6 +161,7 @@ class _Transaction:
         self.messages: list[str] = []
         self.injections: list[Any] = []
         self.returned: tuple[Any] | None = None
+        self.next_state: dict[str, Any] | None = None
 
     # Phase 1: the envelope.
     def check_envelope(self, response: Any, response_error: ResponseCheck | None) -> list[Any]:
@@ -286,6 +301,8 @@ class _Transaction:
 
     def check_host_rule(self) -> None:
         """The synthetic host's one rule: tool `task` needs a positive integer."""
+        if not self.host_rule:
+            return
         if self.boundary.event != "tool.before" or get_path(self.event, "tool", "name") != "task":
             return
         if not isinstance(self.current, dict) or not codec.is_positive_integer(
@@ -326,6 +343,12 @@ class _Transaction:
         continued = self.continued or self.incoming_continue()
         flow = "stop" if self.stop else ("continue" if continued else None)
         candidate = self.candidate(unchanged)
+        self.next_state = {
+            "permission": permission if permission is not None else self.incoming_permission,
+            "candidate": {"value": codec.clone(candidate[0])} if candidate is not None else None,
+        }
+        if flow is not None:
+            self.next_state["flow"] = flow
         proceeds = decision == "allow" and flow != "stop"
         actual: dict[str, Any] = {"decision": decision}
         if permission is not None:

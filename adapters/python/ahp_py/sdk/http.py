@@ -112,6 +112,7 @@ class Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     body_refused = False  # a reply went out before the request body was read
+    linger_bytes = LINGER_BYTES  # how much of a refused body is drained at most
 
     @property
     def listener(self) -> Listener:
@@ -124,7 +125,7 @@ class Handler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         super().finish()
         if self.body_refused:
-            _linger(self.connection)
+            _linger(self.connection, self.linger_bytes)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence per-request logging (stderr stays for real diagnostics)."""
@@ -237,15 +238,15 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(status, codec.dump_bytes(value), "application/json")
 
 
-def _linger(connection: Any) -> None:
+def _linger(connection: Any, limit: int = LINGER_BYTES, seconds: float = LINGER_SECONDS) -> None:
     """Half-close, then read and drop what the peer still sends for a moment, so
     closing with unread data (which resets the connection) cannot destroy the
     reply before the peer has read it."""
     try:
         connection.shutdown(socket.SHUT_WR)
-        connection.settimeout(LINGER_SECONDS)
+        connection.settimeout(seconds)
         drained = 0
-        while drained < LINGER_BYTES:
+        while drained < limit:
             data = connection.recv(65536)
             if not data:
                 break
@@ -302,10 +303,11 @@ class RpcHandler(Handler):
         if answer.gate is not None:
             answer.gate.wait()
         try:
+            answer.writing()
             if answer.has_reply:
-                self.reply_json(answer.reply)
+                self.reply_json(answer.reply, answer.status or 200)
             else:
-                self.reply(204)
+                self.reply(answer.status or 204)
         finally:
             answer.written()
 

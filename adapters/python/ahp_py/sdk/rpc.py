@@ -18,6 +18,7 @@ UNSUPPORTED_VERSION = -32001
 
 CAPABILITIES = "hooks/capabilities"
 INTERCEPT = "hooks/intercept"
+OBSERVE = "hooks/observe"
 # What ``GET /capabilities`` stands for (the HTTP binding's discovery for upstream clients).
 GET_DISCOVERY: dict[str, Any] = {
     "jsonrpc": "2.0",
@@ -46,6 +47,15 @@ def is_notification(message: Any) -> bool:
     return isinstance(message, dict) and "id" not in message
 
 
+def observation(protocol_version: Any, event: Any) -> dict[str, Any]:
+    """The canonical ``hooks/observe`` notification of one event."""
+    return {
+        "jsonrpc": "2.0",
+        "method": OBSERVE,
+        "params": {"protocolVersion": protocol_version, "event": event},
+    }
+
+
 @dataclass(frozen=True)
 class Answer:
     """What a server sends back for one parsed message.
@@ -53,13 +63,24 @@ class Answer:
     ``reply`` is sent as is (it may be any JSON value, ``None`` included) unless
     ``has_reply`` is false (a notification). With a ``gate``, the reply waits
     until the gate is set; the transport keeps serving other messages meanwhile
-    and calls ``sent`` (when given) once the held reply is written.
+    and calls ``sent`` (when given) once the held reply is written. ``before``
+    (when given) runs just before the reply is written, gate or not.
+
+    ``status`` is the HTTP status to answer with instead of 200 (with the reply
+    as body) or 204 (without one); stdio has no status and writes the reply,
+    if any, as a line.
     """
 
     reply: Any = None
     has_reply: bool = True
     gate: threading.Event | None = None
     sent: Callable[[], None] | None = None
+    before: Callable[[], None] | None = None
+    status: int | None = None
+
+    def writing(self) -> None:
+        if self.before is not None:
+            self.before()
 
     def written(self) -> None:
         if self.sent is not None:

@@ -26,6 +26,8 @@ INTERCEPT_REQUEST = "intercept-request.schema.json"
 INTERCEPT_RESPONSE = "intercept-response.schema.json"
 CAPABILITIES_REQUEST = "capabilities-request.schema.json"
 CAPABILITIES_RESPONSE = "capabilities-response.schema.json"
+OBSERVE_NOTIFICATION = "observe-notification.schema.json"
+UPLOAD_RECEIPT = "content-upload-receipt.schema.json"
 REQUIRED_FORMATS = ("uri", "date-time")
 MEMO_LIMIT = 8192
 

@@ -171,21 +171,23 @@ def serve_lines(
         if not answer.has_reply:
             continue
         if answer.gate is None or answer.gate.is_set():
-            try:
-                writer.write(answer.reply)
-            finally:
-                answer.written()
+            _write(answer, writer)
             continue
         threading.Thread(target=_held, args=(answer, writer), daemon=True).start()
+
+
+def _write(answer: rpc.Answer, writer: LineWriter) -> None:
+    try:
+        answer.writing()
+        writer.write(answer.reply)
+    finally:
+        answer.written()
 
 
 def _held(answer: rpc.Answer, writer: LineWriter) -> None:
     assert answer.gate is not None
     answer.gate.wait()
-    try:
-        writer.write(answer.reply)
-    finally:
-        answer.written()
+    _write(answer, writer)
 
 
 def _skip_line(reader: BinaryIO) -> None:

@@ -123,6 +123,29 @@ def _canned(response: Any) -> Callable[[Any], Any]:
 # Server -----------------------------------------------------------------------
 
 
+def discovery_answer(schemas: SchemaSet, message: dict[str, Any]) -> rpc.Answer:
+    """``hooks/capabilities``: the discovery manifest (an unknown version -32001)."""
+    params = message.get("params")
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    if isinstance(version, str) and version != PROTOCOL_VERSION:
+        return rpc.Answer(
+            rpc.error(
+                message["id"],
+                rpc.UNSUPPORTED_VERSION,
+                "unsupported_protocol_version",
+                {"supported": [PROTOCOL_VERSION]},
+            )
+        )
+    if CAPABILITIES_REQUEST in schemas.names():
+        problem = schemas.error(CAPABILITIES_REQUEST, message)
+        if problem:
+            log("server", f"invalid discovery request: {problem}")
+            return rpc.Answer(
+                rpc.error(message["id"], rpc.INVALID_PARAMS, "invalid capabilities request")
+            )
+    return rpc.Answer({"jsonrpc": "2.0", "id": message["id"], "result": discovery_result()})
+
+
 class CoreMethods:
     """``hooks/intercept`` and ``hooks/capabilities`` for a scripted backend."""
 
@@ -134,25 +157,7 @@ class CoreMethods:
         return {rpc.INTERCEPT: self.intercept, rpc.CAPABILITIES: self.discovery}
 
     def discovery(self, message: dict[str, Any]) -> rpc.Answer:
-        params = message.get("params")
-        version = params.get("protocolVersion") if isinstance(params, dict) else None
-        if isinstance(version, str) and version != PROTOCOL_VERSION:
-            return rpc.Answer(
-                rpc.error(
-                    message["id"],
-                    rpc.UNSUPPORTED_VERSION,
-                    "unsupported_protocol_version",
-                    {"supported": [PROTOCOL_VERSION]},
-                )
-            )
-        if CAPABILITIES_REQUEST in self.schemas.names():
-            problem = self.schemas.error(CAPABILITIES_REQUEST, message)
-            if problem:
-                log("server", f"invalid discovery request: {problem}")
-                return rpc.Answer(
-                    rpc.error(message["id"], rpc.INVALID_PARAMS, "invalid capabilities request")
-                )
-        return rpc.Answer({"jsonrpc": "2.0", "id": message["id"], "result": discovery_result()})
+        return discovery_answer(self.schemas, message)
 
     def intercept(self, message: dict[str, Any]) -> rpc.Answer:
         request_id = message["id"]
