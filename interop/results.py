@@ -389,9 +389,13 @@ class Outcome:
             return Status.NOT_RUN
         if self.errors or any(r.status == Status.FAILED for r in self.rows) or not self.rows:
             return Status.FAILED
-        if any(r.status in (Status.UNSUPPORTED, Status.INAPPLICABLE) for r in self.rows):
+        if any(r.status == Status.UNSUPPORTED for r in self.rows):
             return Status.UNSUPPORTED
-        return Status.PASSED
+        if any(r.status == Status.NOT_RUN for r in self.rows):
+            return Status.NOT_RUN
+        if not any(r.status == Status.PASSED for r in self.rows):
+            return Status.INAPPLICABLE  # the suite's rules exclude every row it has
+        return Status.PASSED  # rows a suite excludes (inapplicable) are counted apart
 
 
 def error_table() -> str:

@@ -13,6 +13,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Role>>> = {
   client: async () => (await import("./suites/core.js")).roles.client,
   server: async () => (await import("./suites/core.js")).roles.server,
   replay: async () => (await import("./suites/core.js")).roles.replay,
+  "lifecycle-client": async () =>
+    (await import("./suites/lifecycle.js")).roles.client,
+  "lifecycle-server": async () =>
+    (await import("./suites/lifecycle.js")).roles.server,
 };
 
 const USAGE = `usage: node dist/cli.js ${Object.keys(COMMANDS).join("|")} --config PATH`;

@@ -977,3 +977,84 @@ describe("an incoming continue", () => {
     assert.equal(finish(0, [])["continuationRemaining"], -1);
   });
 });
+
+describe("the state a serial chain carries to the next interceptor", () => {
+  const caps = b.capabilities(
+    ["allow", "ask", "deny", "modify", "return", "flow"],
+    {
+      modify: b.modifyCaps("input"),
+      flow: { operations: ["stop"] },
+    },
+  );
+  const carried = (effects: Json, state: JsonObject | null = NO_STATE) => {
+    const outcome = run(b.toolBefore({ q: 1 }), caps, effects, state);
+    assert.equal(outcome.status, "applied");
+    return (outcome as { state: JsonObject }).state;
+  };
+
+  test("an allow for a changed value becomes none; ask and deny stay", () => {
+    assert.deepEqual(
+      carried([b.modify("input", "merge", { q: 2 }), { type: "allow" }]),
+      NO_STATE,
+    );
+    assert.deepEqual(carried([{ type: "allow" }]), {
+      permission: "allow",
+      candidate: null,
+    });
+    assert.deepEqual(carried([], { permission: "ask", candidate: null }), {
+      permission: "ask",
+      candidate: null,
+    });
+    assert.deepEqual(
+      carried([{ type: "deny", reason: "no" }, { type: "allow" }]),
+      {
+        permission: "deny",
+        candidate: null,
+      },
+    );
+  });
+
+  test("the surviving candidate and the flow outcome", () => {
+    assert.deepEqual(carried([{ type: "return", value: 5 }]), {
+      permission: "none",
+      candidate: { value: 5 },
+    });
+    assert.deepEqual(
+      carried([{ type: "flow", operation: "stop", reason: "x" }]),
+      {
+        permission: "none",
+        candidate: null,
+        flow: "stop",
+      },
+    );
+    // An incoming candidate does not survive a changed value.
+    assert.deepEqual(
+      carried([b.modify("input", "merge", { q: 3 })], {
+        permission: "none",
+        candidate: { value: 1 },
+      }),
+      NO_STATE,
+    );
+  });
+});
+
+describe("the host rule is the host's: a host may bring its own", () => {
+  test("without the task rule, a task input without `task` is accepted", () => {
+    const request = b.request(
+      "t-1",
+      b.toolBefore({ value: "x" }, "task"),
+      b.capabilities(["allow"]),
+      NO_STATE,
+    );
+    assert.equal(
+      applyResponse(request, b.success("t-1", [{ type: "allow" }]), deps)
+        .status,
+      "rejected",
+    );
+    const own = applyResponse(request, b.success("t-1", [{ type: "allow" }]), {
+      ...deps,
+      hostRule: () => null,
+    });
+    assert.equal(own.status, "applied");
+  });
+});

@@ -97,7 +97,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export type Command = "server" | "client" | "replay";
+export type Command =
+  "server" | "client" | "replay" | "lifecycle-server" | "lifecycle-client";
 
 /** Spawns `node dist/cli.js COMMAND --config PATH` (stderr passed through). */
 function spawnCli(role: Command, configPath: string): ChildProcess {
@@ -139,12 +140,13 @@ export function runCli(
   });
 }
 
-/** Starts `node dist/cli.js server --config PATH` and waits for its readiness file. */
+/** Starts `node dist/cli.js ROLE --config PATH` (a server role) and waits for its readiness file. */
 export async function startServer(
   configPath: string,
   readinessFile: string,
+  role: Command = "server",
 ): Promise<RunningServer> {
-  const child = spawnCli("server", configPath);
+  const child = spawnCli(role, configPath);
   const early = exited(child).then((code) => {
     throw new Error(`server exited early with ${code}`);
   });

@@ -96,6 +96,11 @@ export class RawConnection {
     return { status, headers, body };
   }
 
+  /** Sends FIN: no more bytes from this side; the answer can still be read. */
+  halfClose(): void {
+    this.socket.end();
+  }
+
   close(): void {
     this.socket.destroy();
   }

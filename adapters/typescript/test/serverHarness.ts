@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS, type ListenerLimits } from "../sdk/httpTransport.js";
 import type { JsonObject } from "../sdk/json.js";
 import { loadSchemas } from "../sdk/schemas.js";
 import type { AuthSettings } from "../sdk/settings.js";
-import { CoreBehaviour } from "../suites/core.js";
+import { coreSuite } from "../suites/core.js";
 import {
   readBlindRows,
   SCHEMA_DIR,
@@ -83,9 +83,11 @@ export async function startInProcess(
   };
   const server = await startServer(
     settings,
-    state,
-    new CoreBehaviour(state, schemas.request),
-    { ...DEFAULT_LIMITS, ...options.limits },
+    coreSuite(state, schemas.request),
+    {
+      ...DEFAULT_LIMITS,
+      ...options.limits,
+    },
   );
   return {
     server,

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { decodeBase64 } from "../sdk/codec.js";
 import {
   isObject,
   JsonSyntaxError,
@@ -347,6 +348,304 @@ export function readScenarios(
       request: fields.value("request") ?? null,
       response: fields.value("response") ?? null,
       barrier: fields.optionalString("barrier") ?? null,
+    };
+  });
+}
+
+// ---------------------------------------------------------------- step-driven suites
+
+/** The suites whose server is driven by steps (docs/LIFECYCLE.md). */
+export type StepSuite = "lifecycle";
+
+export interface StepServerSettings {
+  readonly configFile: string;
+  readonly suite: StepSuite;
+  readonly transport: Transport;
+  readonly readinessFile: string;
+  readonly scenarioFile: string;
+  readonly auth: AuthSettings;
+  readonly tls: TlsFiles | null;
+  /** The one upload token the upload receiver accepts. */
+  readonly uploadToken: string;
+  readonly schemaDir: SchemaDir;
+}
+
+/** Upload settings: the config's `upload` block, or a step's own. */
+export interface UploadSettings {
+  /** The environment variable holding the bearer token; null for no credential. */
+  readonly tokenEnv: string | null;
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly endpoint: string | null;
+}
+
+/** A content source: bytes a message may refer to by `ref` before any step uploaded them. */
+export interface ContentSource {
+  readonly ref: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly bytes: Buffer;
+}
+
+export interface StepClientSettings {
+  readonly configFile: string;
+  /** As found; a suite the client does not run makes every row unsupported. */
+  readonly suite: string;
+  readonly transport: Transport;
+  readonly scenarioFile: string;
+  readonly reportFile: string;
+  readonly childPidFile: string | null;
+  readonly auth: AuthSettings;
+  readonly tls: TlsFiles | null;
+  readonly timeoutMs: number;
+  readonly upload: UploadSettings | null;
+  readonly contentSources: readonly ContentSource[];
+  readonly endpoint: string | null;
+  readonly controlEndpoint: string | null;
+  readonly serverCommand: readonly string[];
+  readonly serverCwd: string | null;
+  readonly serverConfig: string | null;
+  readonly schemaDir: SchemaDir;
+  readonly language: string;
+}
+
+/** The step-driven server config; `suites` are the suites this server runs. */
+export function readStepServerConfig(
+  path: string,
+  suites: readonly StepSuite[],
+): StepServerSettings {
+  const config: Fields = configFields(path);
+  const suite = config.value("suite") ?? "lifecycle";
+  if (
+    typeof suite !== "string" ||
+    !(suites as readonly string[]).includes(suite)
+  )
+    config.fail(
+      "suite",
+      `unknown suite ${JSON.stringify(suite)}: this server runs ${suites.join(", ")}`,
+    );
+  const uploadAuth =
+    config.object("uploadAuth") ?? config.fail("uploadAuth", "is required");
+  return {
+    configFile: path,
+    suite: suite as StepSuite,
+    transport: config.oneOf("transport", ["http", "stdio"] as const, "http"),
+    readinessFile: config.requiredString("readinessFile"),
+    scenarioFile: config.requiredString("scenarioFile"),
+    auth: readAuth(config),
+    tls: readTls(config),
+    uploadToken: uploadAuth.requiredString("token"),
+    schemaDir: schemaDirFor(config.optionalString("schemaDir")),
+  };
+}
+
+function positiveInteger(
+  fields: Fields,
+  key: string,
+  fallback?: number,
+): number {
+  const value = fields.value(key) ?? fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+    return fields.fail(key, "must be a positive integer");
+  return value;
+}
+
+function readUploadFields(
+  upload: Fields,
+  fallbackEndpoint: string | null,
+): UploadSettings {
+  const auth: Fields | null = upload.object("auth");
+  let tokenEnv: string | null = null;
+  if (auth !== null) {
+    auth.oneOf("type", ["bearer"] as const, "bearer");
+    tokenEnv = auth.requiredString("tokenEnv");
+  }
+  const maxBytes = upload.value("maxBytes") ?? 1024 * 1024;
+  if (
+    typeof maxBytes !== "number" ||
+    !Number.isInteger(maxBytes) ||
+    maxBytes < 0
+  )
+    upload.fail("maxBytes", "must be a non-negative integer");
+  return {
+    tokenEnv,
+    timeoutMs: positiveInteger(upload, "timeoutMs", 5000),
+    maxBytes,
+    endpoint: upload.optionalString("endpoint") ?? fallbackEndpoint,
+  };
+}
+
+/**
+ * A step's own `upload` block (it replaces the config's for that step; its
+ * endpoint defaults to the config's): the settings, or why it is unusable.
+ */
+export function readStepUpload(
+  block: Json,
+  fallbackEndpoint: string | null,
+): UploadSettings | string {
+  if (!isObject(block)) return "upload must be an object";
+  try {
+    return readUploadFields(
+      new Fields("step", block, "upload."),
+      fallbackEndpoint,
+    );
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+}
+
+function readContentSources(config: Fields): ContentSource[] {
+  const raw = config.value("contentSources") ?? [];
+  if (!Array.isArray(raw)) config.fail("contentSources", "must be a list");
+  return raw.map((entry, index) => {
+    const where = `contentSources[${index}]`;
+    if (!isObject(entry)) config.fail(where, "must be an object");
+    const source: Fields = new Fields(config.file, entry, `${where}.`);
+    const descriptor: Fields =
+      source.object("descriptor") ?? source.fail("descriptor", "is required");
+    const size = descriptor.value("size");
+    if (typeof size !== "number" || !Number.isInteger(size) || size < 0)
+      descriptor.fail("size", "must be a non-negative integer");
+    const sha256 = descriptor.requiredString("sha256");
+    if (!/^[0-9a-f]{64}$/.test(sha256))
+      descriptor.fail("sha256", "must be 64 lowercase hex digits");
+    const bytes = decodeBase64(source.optionalString("bytes") ?? "");
+    if (bytes === null) source.fail("bytes", "must be base64");
+    return { ref: descriptor.requiredString("ref"), size, sha256, bytes };
+  });
+}
+
+export function readStepClientConfig(path: string): StepClientSettings {
+  const config: Fields = configFields(path);
+  const suite = config.value("suite") ?? "lifecycle";
+  if (typeof suite !== "string") config.fail("suite", "must be a string");
+  const transport = config.oneOf(
+    "transport",
+    ["http", "stdio"] as const,
+    "http",
+  );
+  const command = config.value("serverCommand");
+  if (
+    command !== undefined &&
+    !(
+      Array.isArray(command) &&
+      command.every((part) => typeof part === "string")
+    )
+  )
+    config.fail("serverCommand", "must be an array of strings");
+  const serverCommand = command ?? [];
+  const endpoint = config.optionalString("endpoint") ?? null;
+  const controlEndpoint = config.optionalString("controlEndpoint") ?? null;
+  const childPidFile = config.optionalString("childPidFile") ?? null;
+  const serverConfig = config.optionalString("serverConfig") ?? null;
+  if (transport === "http") {
+    if (endpoint === null) config.fail("endpoint", "is required over http");
+    if (controlEndpoint === null)
+      config.fail("controlEndpoint", "is required over http");
+  } else {
+    if (serverCommand.length === 0)
+      config.fail("serverCommand", "is required over stdio");
+    if (serverConfig === null)
+      config.fail("serverConfig", "is required over stdio");
+    if (childPidFile === null)
+      config.fail("childPidFile", "is required over stdio");
+  }
+  const upload = config.object("upload");
+  const rawTimeout = config.value("timeoutMs") ?? 10000;
+  const timeoutMs =
+    typeof rawTimeout === "number" && rawTimeout > 0
+      ? rawTimeout
+      : config.fail("timeoutMs", "must be a positive number");
+  return {
+    configFile: path,
+    suite,
+    transport,
+    scenarioFile: config.requiredString("scenarioFile"),
+    reportFile: config.requiredString("reportFile"),
+    childPidFile,
+    auth: readAuth(config),
+    tls: readTls(config),
+    timeoutMs,
+    upload: upload === null ? null : readUploadFields(upload, null),
+    contentSources: readContentSources(config),
+    endpoint,
+    controlEndpoint,
+    serverCommand,
+    serverCwd: config.optionalString("serverCwd") ?? null,
+    serverConfig,
+    schemaDir: schemaDirFor(config.optionalString("schemaDir")),
+    language: config.optionalName("language") ?? LANGUAGE,
+  };
+}
+
+/** One step-driven scenario as the adapter sees it: never `expected` or `chainProof`. */
+export interface StepScenario {
+  readonly id: string;
+  readonly requests: Readonly<Record<string, Json>>;
+  readonly responses: Readonly<Record<string, Json>>;
+  readonly responseSequences: Readonly<Record<string, readonly Json[]>>;
+  /** The steps as written; each is checked when it runs. */
+  readonly steps: readonly Json[];
+  /** The serial chain, when the scenario is one (checked when it runs). */
+  readonly chain: Json | null;
+  /** The transports the scenario runs on; null for both. */
+  readonly transports: readonly string[] | null;
+}
+
+/** Reads a step-driven scenario file `{version, scenarios: [...]}` (docs/LIFECYCLE.md). */
+export function readStepScenarios(
+  path: string,
+  referrer: { file: string; field: string } | null = null,
+): StepScenario[] {
+  const file = readJsonFile(path, referrer);
+  const rows = isObject(file) ? file["scenarios"] : undefined;
+  if (!Array.isArray(rows))
+    throw new ConfigError(path, "scenarios", "must be a list");
+  return rows.map((row, index) => {
+    if (!isObject(row))
+      throw new ConfigError(path, `scenarios[${index}]`, "must be an object");
+    const fields: Fields = new Fields(path, row, `scenarios[${index}].`);
+    const rawId = fields.value("id");
+    const id =
+      typeof rawId === "string" && rawId.length > 0
+        ? rawId
+        : fields.fail("id", "must be a non-empty string");
+    const map = (key: string): Record<string, Json> => {
+      const value = fields.value(key) ?? {};
+      if (!isObject(value)) fields.fail(key, "must be an object");
+      return value;
+    };
+    const requests = map("requests");
+    for (const [key, request] of Object.entries(requests)) {
+      if (!isObject(request) || typeof request["id"] !== "string")
+        fields.fail(`requests.${key}`, "must be a request with a string id");
+    }
+    const sequences: Record<string, readonly Json[]> = {};
+    for (const [key, sequence] of Object.entries(map("responseSequences"))) {
+      if (!Array.isArray(sequence))
+        fields.fail(`responseSequences.${key}`, "must be a list");
+      sequences[key] = sequence;
+    }
+    const steps = fields.value("steps") ?? [];
+    if (!Array.isArray(steps)) fields.fail("steps", "must be a list");
+    const transports = fields.value("transports");
+    if (
+      transports !== undefined &&
+      !(
+        Array.isArray(transports) &&
+        transports.every((t) => typeof t === "string")
+      )
+    )
+      fields.fail("transports", "must be a list of transport names");
+    return {
+      id,
+      requests,
+      responses: map("responses"),
+      responseSequences: sequences,
+      steps,
+      chain: fields.value("chain") ?? null,
+      transports: transports ?? null,
     };
   });
 }

@@ -3,7 +3,7 @@
 
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { JsonObject } from "../sdk/json.js";
+import type { Json, JsonObject } from "../sdk/json.js";
 
 /**
  * Blind statuses: `completed` (with `actual`), `unsupported` or `failed`
@@ -21,16 +21,18 @@ export type ResultEntry =
       readonly error: string;
     };
 
+/** Writes `{language, results, ...extra}` (a suite's further keys, e.g. `receipts`). */
 export function writeReport(
   path: string,
   language: string,
   results: readonly ResultEntry[],
+  extra: Readonly<Record<string, Json>> = {},
 ): void {
   const temporary = join(dirname(path), `.${process.pid}.report.tmp`);
   try {
     writeFileSync(
       temporary,
-      `${JSON.stringify({ language, results }, null, 1)}\n`,
+      `${JSON.stringify({ language, results, ...extra }, null, 1)}\n`,
     );
     renameSync(temporary, path);
   } finally {

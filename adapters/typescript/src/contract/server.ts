@@ -1,8 +1,9 @@
 // The server process of the adapter contract: AHP over HTTP(S) or stdio in
-// front of a suite's behaviour, the control listener, the readiness file,
-// shutdown. Every message is parsed strictly; a malformed one gets -32700
-// (`id: null`; HTTP status 400) and no receipt. Over HTTP the headers are
-// authenticated before any body is read.
+// front of a suite's behaviour, the control listener with the suite's
+// routes, any further listener the suite needs (each published in the
+// readiness file), shutdown. Every message is parsed strictly; a malformed
+// one gets -32700 (`id: null`; HTTP status 400) and no receipt. Over HTTP
+// the headers are authenticated before any body is read.
 
 import type http from "node:http";
 import { createAuthenticator, type Authenticator } from "../sdk/auth.js";
@@ -27,22 +28,72 @@ import type { Json, JsonObject } from "../sdk/json.js";
 import { LINE_TOO_LONG, LineReader } from "../sdk/stdioTransport.js";
 import { serverTls } from "../sdk/tls.js";
 import { ConfigError, type ServerSettings } from "./config.js";
-import { controlHandler, type ServerState } from "./control.js";
+import { controlHandler, type ControlRoutes } from "./control.js";
 import { writeReadiness } from "./readiness.js";
 
 const INTERNAL_ERROR = -32603;
 /** The control listener reads small bodies only. */
 const CONTROL_BODY_LIMIT = 1024 * 1024;
 
-/** A reply to send (any JSON value, sent unchanged), or undefined for none (a notification). */
-export type Reply = Json | undefined;
+/**
+ * A message refused with an HTTP status of its own (e.g. 400, 409), no
+ * body; over stdio `stdioReply` is written instead (nothing when undefined)
+ * and the reason goes to stderr.
+ */
+export class Refusal {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly stdioReply: Json | undefined = undefined,
+  ) {}
+}
+
+/**
+ * A reply to send (any JSON value, sent unchanged), undefined for none (a
+ * notification: HTTP 204, nothing over stdio), or a refusal.
+ */
+export type Reply = Json | undefined | Refusal;
 
 /** What a suite's server does with each parsed message. */
 export interface ServerBehaviour {
-  /** Receipts `message` and answers it; a promise when the reply is held (a barrier). */
+  /** Receipts `message` and answers it; a promise when the reply is held. */
   handle(message: Json): Reply | Promise<Reply>;
   /** The answer to `GET /capabilities` (upstream clients' discovery). */
   capabilities(): JsonObject;
+}
+
+/** What the server process offers a suite's control routes. */
+export interface ServerContext {
+  /** Stops the server (held replies go first). */
+  readonly stop: () => void;
+  /**
+   * Over stdio: writes one frame as a stdout line, in order with the
+   * replies; resolves once it is written. Null over HTTP.
+   */
+  readonly writeFrame: ((frame: Json) => Promise<void>) | null;
+}
+
+/** A further plain-HTTP loopback listener of a suite, published in the readiness file. */
+export interface SuiteListener {
+  /** The readiness key its URL is published under, e.g. `uploadEndpoint`. */
+  readonly readinessKey: string;
+  /** The path of the published URL, e.g. `/upload`. */
+  readonly path: string;
+  readonly handler: (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ) => void;
+  /** Sees the listener before it listens (e.g. its `clientError` handler). */
+  readonly setup?: (server: http.Server) => void;
+}
+
+/** A suite's server: its behaviour, its control routes, further listeners, and its own stop. */
+export interface SuiteServer {
+  readonly behaviour: ServerBehaviour;
+  controlRoutes(context: ServerContext): ControlRoutes;
+  readonly listeners?: readonly SuiteListener[];
+  /** Called once when the server stops: let every held reply go, close files. */
+  onStop(): void;
 }
 
 export interface RunningServer {
@@ -85,13 +136,14 @@ class Server {
   readonly stopped = new Promise<void>((resolve) => {
     this.resolveStopped = resolve;
   });
+  private readonly behaviour: ServerBehaviour;
 
   constructor(
-    private readonly state: ServerState,
-    private readonly behaviour: ServerBehaviour,
+    private readonly suite: SuiteServer,
     private readonly authenticate: Authenticator,
     readonly limits: ListenerLimits,
   ) {
+    this.behaviour = suite.behaviour;
     for (const signal of this.signals) process.once(signal, this.stop);
   }
 
@@ -129,15 +181,28 @@ class Server {
     if (body === null) return;
     const { status, reply } = answer(this.behaviour, body);
     const sent = await reply;
-    if (sent === undefined) sendEmpty(response, 204);
+    if (sent instanceof Refusal) sendEmpty(response, sent.status);
+    else if (sent === undefined) sendEmpty(response, 204);
     else sendJson(response, status, encodeJson(sent));
   }
+
+  /** Writes one frame to stdout as a line; resolves once written. */
+  readonly writeFrame = (frame: Json): Promise<void> =>
+    new Promise((resolve) => {
+      process.stdout.write(`${encodeJson(frame)}\n`, () => resolve());
+    });
 
   /** Answers stdin lines on stdout, one line each, as each reply is ready; EOF stops the server. */
   async serveStdio(): Promise<void> {
     const reader = new LineReader(process.stdin, this.limits.maxBodyBytes);
     const write = (reply: Reply) => {
-      if (reply !== undefined) process.stdout.write(`${encodeJson(reply)}\n`);
+      if (reply instanceof Refusal) {
+        diagnostic(`refused (${reply.status}): ${reply.reason}`);
+        if (reply.stdioReply !== undefined)
+          process.stdout.write(`${encodeJson(reply.stdioReply)}\n`);
+      } else if (reply !== undefined) {
+        process.stdout.write(`${encodeJson(reply)}\n`);
+      }
     };
     for (
       let line = await reader.next();
@@ -176,27 +241,31 @@ class Server {
     if (this.stopping) return;
     this.stopping = true;
     for (const signal of this.signals) process.off(signal, this.stop);
-    this.state.barriers.releaseAll();
+    this.suite.onStop();
     setImmediate(() => {
       for (const listener of this.listeners) {
         listener.close();
         listener.closeAllConnections();
       }
-      this.state.receipts.close();
       this.resolveStopped();
     });
   };
 }
 
+/** The settings the shared server process needs (a suite's config may carry more). */
+export type ProcessSettings = Pick<
+  ServerSettings,
+  "configFile" | "transport" | "readinessFile" | "auth" | "tls"
+>;
+
 /**
  * Starts the server: listeners on 127.0.0.1 port 0 (the AHP one over HTTP
- * only), then the readiness file. Setting problems throw SettingError or
- * ConfigError before anything listens.
+ * only, then the suite's own), then the readiness file. Setting problems
+ * throw SettingError or ConfigError before anything listens.
  */
 export async function startServer(
-  settings: ServerSettings,
-  state: ServerState,
-  behaviour: ServerBehaviour,
+  settings: ProcessSettings,
+  suite: SuiteServer,
   limits: ListenerLimits = DEFAULT_LIMITS,
 ): Promise<RunningServer> {
   const http = settings.transport === "http";
@@ -209,12 +278,13 @@ export async function startServer(
   const authenticate = http
     ? await createAuthenticator(settings.auth)
     : () => Promise.resolve(true);
-  const server = new Server(state, behaviour, authenticate, limits);
+  const server = new Server(suite, authenticate, limits);
+  const routes = suite.controlRoutes({
+    stop: server.stop,
+    writeFrame: http ? null : server.writeFrame,
+  });
   const control = await listen(
-    controlHandler(state, server.stop, {
-      ...limits,
-      maxBodyBytes: CONTROL_BODY_LIMIT,
-    }),
+    controlHandler(routes, { ...limits, maxBodyBytes: CONTROL_BODY_LIMIT }),
     null,
     limits,
   );
@@ -225,11 +295,24 @@ export async function startServer(
     server.track(ahp.server);
     endpoint = `${tls === null ? "http" : "https"}://127.0.0.1:${ahp.port}/intercept`;
   }
+  const published: Record<string, string> = {};
+  for (const extra of suite.listeners ?? []) {
+    const listener = await listen(
+      extra.handler,
+      null,
+      limits,
+      extra.setup ?? null,
+    );
+    server.track(listener.server);
+    published[extra.readinessKey] =
+      `http://127.0.0.1:${listener.port}${extra.path}`;
+  }
   const controlEndpoint = `http://127.0.0.1:${control.port}`;
   try {
     writeReadiness(settings.readinessFile, {
       endpoint,
       controlEndpoint,
+      ...published,
       pid: process.pid,
     });
   } catch (error) {

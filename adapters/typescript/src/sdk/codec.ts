@@ -67,3 +67,11 @@ export function replyId(message: Json): Json {
   }
   return null;
 }
+
+const BASE64 =
+  /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Decodes canonical base64 (RFC 4648, padded, no whitespace); null when it is not base64. */
+export function decodeBase64(text: string): Buffer | null {
+  return BASE64.test(text) ? Buffer.from(text, "base64") : null;
+}

@@ -22,14 +22,28 @@ import {
   type JsonObject,
 } from "./json.js";
 
+/** A host's local rule on the staged effective value: why it fails, or null. */
+export type HostRule = (event: JsonObject, staged: Json) => string | null;
+
 export interface EngineDeps {
   /** Validates a whole JSON-RPC response against `intercept-response`; returns an error or null. */
   readonly validateResponse: (response: unknown) => string | null;
   readonly content: ContentValidators;
+  /** The host's rule on the staged value; the synthetic host's `task` rule when absent. */
+  readonly hostRule?: HostRule;
 }
 
 export type Outcome =
-  | { readonly status: "applied"; readonly actual: JsonObject }
+  | {
+      readonly status: "applied";
+      readonly actual: JsonObject;
+      /**
+       * The `params.state` the next interceptor of a serial chain receives:
+       * the permission this response leaves (before `none` resolves), the
+       * candidate that survives, and the flow outcome, if any.
+       */
+      readonly state: JsonObject;
+    }
   | { readonly status: "rejected"; readonly reason: string }
   | { readonly status: "unsupported"; readonly reason: string };
 
@@ -228,7 +242,10 @@ function stage(
         break;
     }
   }
-  const violation = hostRuleViolation(event, staged.effective);
+  const violation = (deps.hostRule ?? hostRuleViolation)(
+    event,
+    staged.effective,
+  );
   if (violation !== null) reject(violation);
   return staged;
 }
@@ -240,7 +257,7 @@ function publish(
   capabilities: JsonObject,
   state: JsonObject,
   staged: Staged,
-): JsonObject {
+): { actual: JsonObject; state: JsonObject } {
   // The incoming candidate and the incoming grant are judged on the final
   // staged value: a change restored exactly within the response keeps both.
   const unchanged = jsonEqual(staged.effective, boundary.original(event).value);
@@ -303,7 +320,22 @@ function publish(
     actual["continuationRemaining"] =
       flow === "continue" ? available - 1 : available;
   }
-  return actual;
+  // What the next interceptor receives: where this boundary has no
+  // permission semantics or no return, the incoming values pass through.
+  const next: JsonObject = {
+    permission:
+      permission ??
+      (typeof state["permission"] === "string" ? state["permission"] : "none"),
+    candidate:
+      boundary.returnShape === null
+        ? cloneJson(state["candidate"] ?? null)
+        : candidate === null
+          ? null
+          : { value: cloneJson(candidate.value) },
+  };
+  if (flow !== null) next["flow"] = flow;
+  else if (typeof state["flow"] === "string") next["flow"] = state["flow"];
+  return { actual, state: next };
 }
 
 /** Why the engine cannot apply responses to `request`'s event, or null when it can. */
@@ -344,7 +376,7 @@ export function applyResponse(
     const staged = stage(boundary, event, capabilities, effects, deps);
     return {
       status: "applied",
-      actual: publish(boundary, event, capabilities, state, staged),
+      ...publish(boundary, event, capabilities, state, staged),
     };
   } catch (error) {
     if (error instanceof Rejection || error instanceof EffectError)

@@ -19,7 +19,10 @@ export interface HttpAnswer {
   readonly body: Buffer;
 }
 
-/** A keep-alive client for one origin: at most one socket, reused across requests. */
+/**
+ * A keep-alive client for one origin: at most `maxSockets` sockets (one by
+ * default: requests are serial), reused across requests.
+ */
 export class HttpConnection {
   private readonly agent: http.Agent;
   private readonly secure: boolean;
@@ -28,9 +31,14 @@ export class HttpConnection {
     origin: URL,
     tls: ClientTls,
     private readonly timeoutMs: number,
+    maxSockets = 1,
   ) {
     this.secure = origin.protocol === "https:";
-    const options = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1 };
+    const options = {
+      keepAlive: true,
+      maxSockets,
+      maxFreeSockets: maxSockets,
+    };
     this.agent = this.secure
       ? new https.Agent({
           ...options,
@@ -92,7 +100,11 @@ export class HttpConnection {
   }
 }
 
-/** An AHP client over HTTP(S): POSTs each message to one URL; any status but 200 is a transport failure. */
+/**
+ * An AHP client over HTTP(S): POSTs each message to one URL; any status but
+ * 200 is a transport failure. With `maxSockets` above one, that many
+ * requests may be outstanding at once (each on its own connection).
+ */
 export class HttpClientTransport implements ClientTransport {
   private readonly connection: HttpConnection;
   private readonly headers: Record<string, string>;
@@ -102,8 +114,9 @@ export class HttpClientTransport implements ClientTransport {
     tls: ClientTls,
     timeoutMs: number,
     token: string | null,
+    maxSockets = 1,
   ) {
-    this.connection = new HttpConnection(url, tls, timeoutMs);
+    this.connection = new HttpConnection(url, tls, timeoutMs, maxSockets);
     this.headers = { "Content-Type": "application/json" };
     if (token !== null) this.headers["Authorization"] = `Bearer ${token}`;
   }
@@ -114,6 +127,23 @@ export class HttpClientTransport implements ClientTransport {
       if (answer.status !== 200)
         return { error: `HTTP status ${answer.status}` };
       return { body: answer.body };
+    } catch (error) {
+      return { error: `transport: ${(error as Error).message}` };
+    }
+  }
+
+  /**
+   * POSTs a notification (no JSON-RPC answer is expected); resolves with the
+   * status and body, whatever they are, or a transport failure.
+   */
+  async notify(
+    line: string,
+  ): Promise<
+    | { readonly status: number; readonly body: Buffer }
+    | { readonly error: string }
+  > {
+    try {
+      return await this.connection.post(this.url, line, this.headers);
     } catch (error) {
       return { error: `transport: ${(error as Error).message}` };
     }
@@ -206,11 +236,16 @@ export type Handler = (
   response: http.ServerResponse,
 ) => void;
 
-/** Starts an HTTP or HTTPS listener on 127.0.0.1, port 0; resolves with its port. */
+/**
+ * Starts an HTTP or HTTPS listener on 127.0.0.1, port 0; resolves with its
+ * port. `setup` sees the server before it listens (e.g. to handle
+ * `clientError` itself).
+ */
 export function listen(
   handler: Handler,
   tls: ServerTls | null,
   limits: ListenerLimits = DEFAULT_LIMITS,
+  setup: ((server: http.Server) => void) | null = null,
 ): Promise<{ server: http.Server; port: number }> {
   const options: http.ServerOptions = {
     noDelay: true,
@@ -244,6 +279,7 @@ export function listen(
     : http.createServer(options, handler);
   // With a listener, `Expect: 100-continue` is the handler's to answer (after it checked the headers).
   server.on("checkContinue", handler);
+  setup?.(server);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen({ port: 0, host: "127.0.0.1", backlog: BACKLOG }, () => {

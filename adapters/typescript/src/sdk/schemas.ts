@@ -25,7 +25,7 @@ import { SettingError } from "./settings.js";
 
 export const SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/";
 /** Bump when the set of generated validators or their options change. */
-const GENERATOR_VERSION = "2";
+const GENERATOR_VERSION = "3";
 
 /** The adapter directory (this file is dist/sdk/schemas.js). */
 const ADAPTER_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -42,6 +42,10 @@ export interface SchemaSet {
   readonly response: Check;
   /** `capabilities-response.schema.json`: a whole discovery response. */
   readonly capabilitiesResponse: Check;
+  /** `observe-notification.schema.json`: a whole `hooks/observe` notification. */
+  readonly observe: Check;
+  /** `content-upload-receipt.schema.json`: the `{ref, size, sha256}` of a 201 upload. */
+  readonly uploadReceipt: Check;
   readonly content: ContentValidators;
 }
 
@@ -54,6 +58,8 @@ type ValidatorName =
   | "request"
   | "response"
   | "capabilitiesResponse"
+  | "observe"
+  | "uploadReceipt"
   | "messages"
   | "assistantMessages"
   | "textParts"
@@ -66,6 +72,8 @@ const TARGETS: Record<ValidatorName, string> = {
   request: `${SCHEMA_BASE}intercept-request.schema.json`,
   response: `${SCHEMA_BASE}intercept-response.schema.json`,
   capabilitiesResponse: `${SCHEMA_BASE}capabilities-response.schema.json`,
+  observe: `${SCHEMA_BASE}observe-notification.schema.json`,
+  uploadReceipt: `${SCHEMA_BASE}content-upload-receipt.schema.json`,
   messages: `${SCHEMA_BASE}content-item.schema.json#/$defs/messages`,
   assistantMessages: `${SCHEMA_BASE}interaction-event.schema.json#/$defs/assistantMessages`,
   textParts: `${SCHEMA_BASE}content-item.schema.json#/$defs/textParts`,
@@ -209,6 +217,8 @@ export function loadSchemas(directory: string): SchemaSet {
       (idMatchesEvent(value) ? null : "/id differs from params.event.id"),
     response: check(validators.response),
     capabilitiesResponse: check(validators.capabilitiesResponse),
+    observe: check(validators.observe),
+    uploadReceipt: check(validators.uploadReceipt),
     content: {
       messageList: (value) => validators.messages(value),
       assistantMessageList: (value) => validators.assistantMessages(value),

@@ -5,6 +5,8 @@
 
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { decodeJson } from "./codec.js";
+import { isObject, type Json } from "./json.js";
 import type { ClientTransport, Exchange } from "./transport.js";
 
 /** Stands for a line longer than the reader's limit (its bytes are not kept). */
@@ -157,6 +159,39 @@ export class StdioServerProcess {
     return this.exitedFlag;
   }
 
+  /** The server's process id (also its process group's). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Resolves once the server process exited. */
+  get exit(): Promise<void> {
+    return this.exited;
+  }
+
+  /** Writes one line (a "\n" is added); false when the server is gone. */
+  write(line: string): boolean {
+    if (this.exitedFlag) return false;
+    this.child.stdin.write(`${line}\n`);
+    return true;
+  }
+
+  /** The next line the server wrote, or null once its stdout closed. */
+  nextLine(): Promise<Line | null> {
+    return this.reader.next();
+  }
+
+  /** Kills the whole process group at once (for exit paths that cannot wait). */
+  kill(): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.exitedFlag) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // The group is already gone.
+    }
+  }
+
   /** Writes one line and reads one line; an error when the server died or time ran out. */
   async exchange(
     line: string,
@@ -222,5 +257,122 @@ export class StdioClientTransport implements ClientTransport {
 
   close(): Promise<void> {
     return this.server.close();
+  }
+}
+
+/**
+ * A stdio client session with several requests outstanding: each reply is
+ * correlated to its request by id (first come, first served for one id);
+ * every other line (an unsolicited or stale frame, a malformed line, an
+ * answer to a notification) goes to `onUnsolicited` and answers nothing.
+ */
+export class StdioSession {
+  private readonly server: StdioServerProcess;
+  private readonly pending = new Map<
+    string,
+    ((exchange: Exchange) => void)[]
+  >();
+  private closedReason: string | null = null;
+  /** Resolves when the server's stdout closed. */
+  readonly drained: Promise<void>;
+
+  constructor(
+    command: readonly string[],
+    cwd: string | null,
+    private readonly onUnsolicited: (
+      line: Buffer,
+      id: Json | undefined,
+    ) => void,
+  ) {
+    this.server = new StdioServerProcess(command, cwd);
+    this.drained = this.pump();
+  }
+
+  get pid(): number | undefined {
+    return this.server.pid;
+  }
+
+  get exit(): Promise<void> {
+    return this.server.exit;
+  }
+
+  private static key(id: Json): string {
+    return JSON.stringify(id);
+  }
+
+  private async pump(): Promise<void> {
+    for (
+      let line = await this.server.nextLine();
+      line !== null;
+      line = await this.server.nextLine()
+    ) {
+      if (line === LINE_TOO_LONG) {
+        this.onUnsolicited(Buffer.alloc(0), undefined);
+        continue;
+      }
+      let id: Json | undefined;
+      try {
+        const message = decodeJson(line);
+        id = isObject(message) ? message["id"] : undefined;
+      } catch {
+        id = undefined;
+      }
+      const key = id === undefined ? null : StdioSession.key(id);
+      const waiters = key === null ? undefined : this.pending.get(key);
+      const deliver = waiters?.shift();
+      if (waiters?.length === 0 && key !== null) this.pending.delete(key);
+      if (deliver !== undefined) deliver({ body: line });
+      else this.onUnsolicited(line, id);
+    }
+    this.closedReason = "server process closed its stdout";
+    const waiters = [...this.pending.values()].flat();
+    this.pending.clear();
+    for (const deliver of waiters) deliver({ error: this.closedReason });
+  }
+
+  /**
+   * Writes a request line and resolves with the line answering `id`, or a
+   * failure (the server closed its stdout, or `timeoutMs` passed).
+   */
+  request(line: string, id: Json, timeoutMs: number): Promise<Exchange> {
+    if (this.closedReason !== null)
+      return Promise.resolve({ error: this.closedReason });
+    const key = StdioSession.key(id);
+    return new Promise((resolve) => {
+      const forget = () => {
+        const queue = this.pending.get(key);
+        const index = queue?.indexOf(deliver) ?? -1;
+        if (queue !== undefined && index !== -1) queue.splice(index, 1);
+        if (queue?.length === 0) this.pending.delete(key);
+      };
+      const timer = setTimeout(() => {
+        forget();
+        resolve({ error: `timed out after ${timeoutMs} ms` });
+      }, timeoutMs);
+      const deliver = (exchange: Exchange) => {
+        clearTimeout(timer);
+        resolve(exchange);
+      };
+      const waiters = this.pending.get(key) ?? [];
+      waiters.push(deliver);
+      this.pending.set(key, waiters);
+      if (!this.server.write(line)) {
+        forget();
+        deliver({ error: "server process has exited" });
+      }
+    });
+  }
+
+  /** Writes a line with no bookkeeping (a notification, a deliberate replay). */
+  write(line: string): boolean {
+    return this.server.write(line);
+  }
+
+  close(graceMs = 2000): Promise<void> {
+    return this.server.close(graceMs);
+  }
+
+  kill(): void {
+    this.server.kill();
   }
 }

@@ -40,10 +40,14 @@ import {
   type Scenario,
   type SchemaDir,
 } from "../contract/config.js";
-import type { ServerState } from "../contract/control.js";
+import { coreControlRoutes, type ServerState } from "../contract/control.js";
 import { Receipts } from "../contract/receipts.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
-import type { Reply, ServerBehaviour } from "../contract/server.js";
+import type {
+  Reply,
+  ServerBehaviour,
+  SuiteServer,
+} from "../contract/server.js";
 
 // Each role loads what only it needs when it starts (the engine for the
 // client and replay, the listeners for the server): start-up is paid once
@@ -302,6 +306,22 @@ export class CoreBehaviour implements ServerBehaviour {
   }
 }
 
+/** The core suite's server: the scripted behaviour, the core control routes. */
+export function coreSuite(
+  state: ServerState,
+  validateRequest: Check,
+): SuiteServer {
+  return {
+    behaviour: new CoreBehaviour(state, validateRequest),
+    controlRoutes: (context) => coreControlRoutes(state, context.stop),
+    onStop: () => {
+      state.barriers.releaseAll();
+      // Replies released just now are written first; then the log closes.
+      setImmediate(() => state.receipts.close());
+    },
+  };
+}
+
 /** The server state of a config: receipts (and their log), barriers, the scripted replies. */
 function serverState(
   configFile: string,
@@ -336,11 +356,7 @@ async function runServer(configPath: string): Promise<number> {
   const { startServer } = await import("../contract/server.js");
   let server;
   try {
-    server = await startServer(
-      settings,
-      state,
-      new CoreBehaviour(state, schemas.request),
-    );
+    server = await startServer(settings, coreSuite(state, schemas.request));
   } catch (error) {
     state.receipts.close();
     throw asConfigError(configPath, error);
