@@ -392,9 +392,11 @@ def test_fail_open_publishes_the_original_operation(run: dict[str, Any]) -> None
     assert kinds(entries(run, "open:a")) == ["accepted", "cancelled", "observed"]
 
 
-def test_a_reply_the_core_rules_reject_is_published_as_rejected(run: dict[str, Any]) -> None:
-    assert actual(run, "reject")["states"] == {"reject:a": {"rejected": True}}
-    assert actual(run, "reject")["published"] == ["reject:a"]
+def test_a_reply_the_core_rules_reject_publishes_nothing(run: dict[str, Any]) -> None:
+    """An operational failure: nothing is published or marked (a failOpen step could)."""
+    assert actual(run, "reject")["states"] == {}
+    assert actual(run, "reject")["published"] == []
+    assert not [e for e in entries(run, "reject:a") if e["kind"] == "accepted"]
 
 
 def test_upload_statuses_are_the_receivers(run: dict[str, Any]) -> None:

@@ -295,7 +295,7 @@ describe("lifecycle server over HTTP (a real process)", () => {
     assert.deepEqual(texts, ["first", "second", "second"]);
   });
 
-  test("an unknown id gets -32602 at once, recorded as received and never held", async () => {
+  test("an unknown id gets -32602 at once, recorded as received and replied, never held", async () => {
     const before = (await receipts(ready)).length;
     const answer = await post(ready.endpoint ?? "", req("nobody:a"));
     assert.equal(answer.status, 200);
@@ -306,7 +306,7 @@ describe("lifecycle server over HTTP (a real process)", () => {
     const entries = (await receipts(ready)).slice(before);
     assert.deepEqual(
       entries.map((e) => label(e)),
-      ["received:nobody:a"],
+      ["received:nobody:a", "replied:nobody:a"],
     );
   });
 

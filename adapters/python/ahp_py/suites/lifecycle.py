@@ -239,6 +239,7 @@ class RowUnsupported(Exception):
 
 
 PENDING, STAGED, PUBLISHED, CANCELLED = "pending", "staged", "published", "cancelled"
+FAILED = "failed"  # its reply was rejected at acceptance: an operational failure
 MALFORMED = object()  # a reply that was not strict JSON (rejected when evaluated)
 STATE_KEYS = ("decision", "executed", "input", "messages", "flow", "result")
 
@@ -559,13 +560,12 @@ class StepRun:
         boundary = engine.boundary_for(request)
         outcome = self.client.evaluate(request, self.staged.pop(key))
         if outcome.reason:
+            # An operational failure: nothing is published; a later failOpen may publish.
             log("client", f"{self.sid}: {self.rid(key)}: reply rejected: {outcome.reason}")
-            state: dict[str, Any] = dict(outcome.actual)
-            value = boundary.original(request["params"]["event"])
-        else:
-            state = {k: outcome.actual[k] for k in STATE_KEYS if k in outcome.actual}
-            value = chains.effective_value(boundary, outcome)
-        self._publish(key, state, value)
+            self.state[key] = FAILED
+            return
+        state = {k: outcome.actual[k] for k in STATE_KEYS if k in outcome.actual}
+        self._publish(key, state, chains.effective_value(boundary, outcome))
 
     def op_cancel(self, step: dict[str, Any]) -> None:
         key = self.key(step)

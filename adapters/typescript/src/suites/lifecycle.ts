@@ -1155,20 +1155,25 @@ export class LifecycleBehaviour implements ServerBehaviour {
         );
     }
     this.log.append({ kind: "received", id, message });
-    if (invalid !== null)
+    // An error answer is a reply too: recorded `replied` just before it is written.
+    if (invalid !== null) {
+      this.log.append({ kind: "replied", id });
       return errorResponse(
         replyId(message),
         INVALID_PARAMS,
         `invalid intercept request: ${invalid}`,
       );
+    }
     const scripted =
       typeof id === "string" ? this.script.replies.get(id) : undefined;
-    if (scripted === undefined || typeof id !== "string")
+    if (scripted === undefined || typeof id !== "string") {
+      this.log.append({ kind: "replied", id });
       return errorResponse(
         replyId(message),
         INVALID_PARAMS,
         "unknown scenario request id",
       );
+    }
     const occurrence = this.occurrences.get(id) ?? 0;
     this.occurrences.set(id, occurrence + 1);
     const { sequence } = scripted;
