@@ -159,3 +159,13 @@ def tests(session: nox.Session) -> None:
         "--output",
         "reports/smoke/report.json",
     )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "lifecycle",
+        "--output",
+        "reports/smoke/lifecycle.json",
+    )
