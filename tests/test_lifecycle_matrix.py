@@ -1,0 +1,89 @@
+"""The lifecycle suite end to end: an upstream checkout plugs in, a wrong expectation fails its row.
+
+Both run the real Python adapter over real sockets and pipes (one combination
+each, a few seconds).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from interop import ROOT
+from interop.cli import main
+
+UPSTREAM = ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json"
+WRAPPER = Path(__file__).parent / "fakes" / "upstream_checkout.py"
+
+
+def _run(tmp_path: Path, *argv: str) -> tuple[int, dict[str, Any]]:
+    output = tmp_path / "out" / "report.json"
+    code = main(
+        ["matrix", "--suite", "lifecycle", "--output", str(output), "--quiet", "--auth", "none"]
+        + list(argv)
+    )
+    return code, json.loads(output.read_text())
+
+
+def _rows(report: dict[str, Any]) -> dict[tuple[str, str], str]:
+    statuses: dict[tuple[str, str], str] = {}
+    for combination in report["combinations"]:
+        key = f"{combination['transport']}"
+        for set_name, block in combination["results"].items():
+            for row in block["rows"]:
+                statuses[(key, f"{set_name}/{row['id']}")] = row["status"]
+    return statuses
+
+
+def test_upstream_shaped_checkout_passes_under_compat(tmp_path: Path) -> None:
+    """interop/adapter.json with the upstream keys only, no extensions: not blind, compat."""
+    checkout = tmp_path / "sdk-checkout"
+    (checkout / "interop").mkdir(parents=True)
+    roles = {
+        "client": "client",
+        "server": "server",
+        "lifecycleClient": "lifecycle-client",
+        "lifecycleServer": "lifecycle-server",
+    }
+    manifest = {"language": "upstream-shaped"}
+    manifest.update({key: [sys.executable, str(WRAPPER), role] for key, role in roles.items()})
+    (checkout / "interop" / "adapter.json").write_text(json.dumps(manifest))
+    code, report = _run(
+        tmp_path,
+        "--adapter-dir",
+        str(checkout),
+        "--adapters-root",
+        str(tmp_path / "no-builtin-adapters"),
+        "--profile",
+        "compat",
+    )
+    assert code == 0, report["summary"]
+    assert report["summary"]["combinations"]["passed"] == 2
+    assert report["summary"]["rows"]["failed"] == 0
+    assert report["adapters"]["sdk-checkout"]["language"] == "upstream-shaped"
+
+
+def test_an_altered_expectation_fails_exactly_its_row(tmp_path: Path) -> None:
+    scenarios = json.loads(UPSTREAM.read_text())
+    altered = copy.deepcopy(scenarios)
+    target = next(s for s in altered["scenarios"] if s["id"] == "two-staged-reverse-acceptance")
+    state = target["expected"]["states"]["two-staged-reverse-acceptance:b"]
+    state["messages"] = ["published-first"]
+    path = tmp_path / "lifecycle-scenarios.json"
+    path.write_text(json.dumps(altered))
+    code, report = _run(
+        tmp_path, "--adapters", "python", "--transports", "http", "--scenarios", str(path)
+    )
+    assert code == 1
+    failed = [key for key, status in _rows(report).items() if status == "failed"]
+    assert failed == [("http", "lifecycle-scenarios/two-staged-reverse-acceptance")]
+    combination = report["combinations"][0]
+    row = next(
+        r
+        for r in combination["results"]["lifecycle-scenarios"]["rows"]
+        if r["id"] == "two-staged-reverse-acceptance"
+    )
+    assert "messages" in row["error"]
