@@ -21,10 +21,8 @@ WRAPPER = Path(__file__).parent / "fakes" / "upstream_checkout.py"
 
 def _run(tmp_path: Path, *argv: str) -> tuple[int, dict[str, Any]]:
     output = tmp_path / "out" / "report.json"
-    code = main(
-        ["matrix", "--suite", "lifecycle", "--output", str(output), "--quiet", "--auth", "none"]
-        + list(argv)
-    )
+    base = ["matrix", "--suite", "lifecycle", "--output", str(output), "--quiet"]
+    code = main([*base, "--auth", "none", *argv])
     return code, json.loads(output.read_text())
 
 
