@@ -197,3 +197,63 @@ def test_chains() -> None:
     assert "ChainRequests" in judge(scenario, second)[1]
     blocked = [*entries, mark(scenario, "observer-blocked", entries[0]["id"])]
     assert "HeldObservers" in judge(scenario, blocked)[1]
+
+
+def timed_out_first_call() -> tuple[LifecycleScenario, list[Any]]:
+    """observation-chain-fail-open with its first call scripted to time out (docs [ext])."""
+    base = BY_ID["observation-chain-fail-open"]
+    raw = copy.deepcopy(base.raw)
+    raw["responseSequences"]["a"][0] = {"fault": "timeout"}
+    s = LifecycleScenario(base.id, raw)
+    rid = s.request_id("a")
+    proof = raw["chainProof"]
+    observed = [
+        {"kind": "observed", "eventId": rid, "event": m["params"]["event"], "message": m}
+        for m in proof["observations"]
+    ]
+    return s, [
+        {"kind": "received", "id": rid, "message": proof["requests"][0]},
+        {"kind": "received", "id": rid, "message": proof["requests"][1]},
+        {"kind": "replied", "id": rid},
+        mark(s, "chain-settled", rid),
+        *observed,
+    ]
+
+
+def test_a_scripted_timeout_is_never_answered() -> None:
+    scenario, entries = timed_out_first_call()
+    assert judge(scenario, entries) == ("passed", [])
+    answered = [entries[0], {"kind": "replied", "id": entries[0]["id"]}, *entries[1:]]
+    assert "ChainCalls" in judge(scenario, answered)[1]
+    overlapping = [entries[0], entries[1], entries[3], entries[2], *entries[4:]]
+    assert "ChainSettlement" in judge(scenario, overlapping)[1]
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        (("responseSequences", "a", 0), {"fault": "explode"}, "a fault is exactly"),
+        (("responseSequences", "a", 0), {"fault": "timeout", "x": 1}, "a fault is exactly"),
+        (("observeFaults",), {"a": ["loud"]}, "observeFaults"),
+        (("chain", "subscriptions", 3, "timeoutMs"), 500, "never carries timeoutMs"),
+        (("chain", "subscriptions", 0, "timeoutMs"), 0, "positive integer"),
+        (("chain", "subscriptions", 3, "backend"), "unreachable", "only an intercept"),
+    ],
+)
+def test_malformed_faults_name_the_field(
+    tmp_path: Any, where: tuple[Any, ...], value: Any, message: str
+) -> None:
+    import json
+
+    from interop.suites.base import ScenarioError
+
+    raw = copy.deepcopy(BY_ID["observation-chain-fail-open"].raw)
+    target: Any = raw
+    for step in where[:-1]:
+        target = target.setdefault(step, {}) if isinstance(step, str) else target[step]
+    target[where[-1]] = value
+    path = tmp_path / "faulty.json"
+    path.write_text(json.dumps({"version": 1, "scenarios": [raw]}))
+    with pytest.raises(ScenarioError, match=message) as caught:
+        load_set(path)
+    assert "observation-chain-fail-open" in str(caught.value)

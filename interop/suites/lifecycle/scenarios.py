@@ -35,6 +35,9 @@ STEP_FIELDS: dict[str, tuple[str, ...]] = {
 STEP_EXPECTED = ("published", "cancelled", "ignored", "states", "observations", "uploadStatuses")
 CHAIN_EXPECTED = ("called", "failures", "observations", "input")
 TRANSPORTS = ("http", "stdio")
+FAULTS = ("server-error", "malformed", "timeout")  # docs/LIFECYCLE.md [ext]
+OBSERVE_FAULTS = (None, "silent")
+UNREACHABLE = "unreachable"
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,14 @@ class LifecycleScenario:
     def inapplicable_reason(self) -> str:
         reason = self.raw.get("inapplicableReason")
         return reason if isinstance(reason, str) else "the scenario runs on another transport"
+
+    def fault(self, key: str, receipt: int) -> str | None:
+        """The scripted fault answering the `receipt`-th receipt of requests[key], if any."""
+        sequence = self.raw.get("responseSequences", {}).get(key)
+        if not sequence:
+            return None
+        entry = sequence[min(receipt, len(sequence) - 1)]
+        return entry.get("fault") if isinstance(entry, dict) else None
 
     def request_id(self, key: str) -> str:
         return str(self.raw["requests"][key]["id"])
@@ -144,10 +155,57 @@ def _check(path: Path, index: int, raw: Any) -> LifecycleScenario:
         proof = raw.get("chainProof")
         if not isinstance(proof, dict) or not {"requests", "observations"} <= set(proof):
             raise ScenarioError(f"{where}: a chain needs chainProof.requests and .observations")
+    _check_faults(where, raw)
     transports = raw.get("transports", list(TRANSPORTS))
     if not isinstance(transports, list) or not set(transports) <= set(TRANSPORTS):
         raise ScenarioError(f"{where}: 'transports' must list http and/or stdio")
     return LifecycleScenario(raw["id"], raw)
+
+
+def _check_faults(where: str, raw: dict[str, Any]) -> None:
+    """Scripted faults, deadlines and backends name only what docs/LIFECYCLE.md defines."""
+    sequences = raw.get("responseSequences", {})
+    if not isinstance(sequences, dict):
+        raise ScenarioError(f"{where}: 'responseSequences' must be an object of request keys")
+    for key, sequence in sequences.items():
+        if key not in raw["requests"] or not isinstance(sequence, list) or not sequence:
+            raise ScenarioError(
+                f"{where}: responseSequences.{key} must be a non-empty array for a known request"
+            )
+        for n, entry in enumerate(sequence):
+            if isinstance(entry, dict) and "fault" in entry:
+                if set(entry) != {"fault"} or entry["fault"] not in FAULTS:
+                    raise ScenarioError(
+                        f"{where}: responseSequences.{key}[{n}]: a fault is exactly "
+                        f'{{"fault": KIND}} with KIND one of {", ".join(FAULTS)}'
+                    )
+                if "chain" not in raw:
+                    raise ScenarioError(
+                        f"{where}: responseSequences.{key}[{n}]: faults are for chains only"
+                    )
+    faults = raw.get("observeFaults", {})
+    if not isinstance(faults, dict) or any(
+        key not in raw["requests"]
+        or not isinstance(entries, list)
+        or any(e not in OBSERVE_FAULTS for e in entries)
+        for key, entries in faults.items()
+    ):
+        raise ScenarioError(
+            f"{where}: 'observeFaults' maps a request key to an array of null or \"silent\""
+        )
+    chain = raw.get("chain")
+    for n, subscription in enumerate(chain.get("subscriptions", []) if chain else []):
+        place = f"{where}: chain.subscriptions[{n}]"
+        if not isinstance(subscription, dict):
+            raise ScenarioError(f"{place} must be an object")
+        if "timeoutMs" in subscription:
+            deadline = subscription["timeoutMs"]
+            if subscription.get("mode") != "intercept":
+                raise ScenarioError(f"{place}: an observer never carries timeoutMs (protocol)")
+            if type(deadline) is not int or deadline < 1:
+                raise ScenarioError(f"{place}: timeoutMs must be a positive integer")
+        if subscription.get("backend") == UNREACHABLE and subscription.get("mode") != "intercept":
+            raise ScenarioError(f"{place}: only an intercept subscription calls a backend")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -151,6 +152,9 @@ class LifecycleSuite:
             "contentSources": _content_sources(scenario_set, transport),
         }
         rows = scenario_set.for_transport(transport)
+        refusing = _refusing_port() if transport == "http" else None
+        if refusing is None:
+            extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
         errors: list[CombinationError] = []
         entries: Any = None
         server: Server | None = None
@@ -181,6 +185,11 @@ class LifecycleSuite:
                 else:
                     upload["endpoint"] = server.upload_endpoint
                     extra["controlEndpoint"] = server.control
+                    scheme = (server.endpoint or "http:").split(":", 1)[0]
+                    port = refusing.getsockname()[1] if refusing is not None else 0
+                    extra["backends"] = {
+                        "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
+                    }
                     run = run_client(
                         ctx,
                         client,
@@ -222,6 +231,8 @@ class LifecycleSuite:
             report = run.report if isinstance(run.report, dict) else {}
             receipts = report.get("receipts")
             entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        if refusing is not None:
+            refusing.close()
         if run is not None:
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
             errors = run.errors + errors
@@ -268,6 +279,15 @@ class LifecycleSuite:
                     )
                 )
         return probed
+
+
+def _refusing_port() -> socket.socket:
+    """A loopback TCP port bound and never listened on: connecting to it is refused.
+
+    Held for the client run, so no other process can take the port meanwhile."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock
 
 
 def _content_sources(scenario_set: LifecycleSet, transport: str) -> list[dict[str, Any]]:
