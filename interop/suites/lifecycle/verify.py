@@ -251,15 +251,15 @@ def verify_steps(
         )
         for position in received:
             message = entries.all[position]["message"]
-            if request is not None and not strict_equal(message, request):
+            issue = _canonical().issue("intercept-request.schema.json", message)
+            if issue is not None:  # an invalid message differs too: name the worse
+                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+            elif request is not None and not strict_equal(message, request):
                 found = first_difference(request, message)
                 where = f" at {found[0]}" if found else ""
                 problems.append(
                     ("ReceivedMismatch", f"{rid}: the server received another request{where}")
                 )
-            issue = _canonical().issue("intercept-request.schema.json", message)
-            if issue is not None:
-                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
             for ref in _body_refs(message):
                 if ref not in confirmed or confirmed[ref] > position:
                     problems.append(
