@@ -80,3 +80,57 @@ def wait_for_files(directory: Path, count: int, timeout: float) -> None:
         assert remaining > 0, f"only {sorted(directory.iterdir())} appeared in time"
         with contextlib.suppress(TimeoutError):
             wait_for_file(directory / ".never", min(remaining, 1.0))
+
+
+def test_ctrl_c_in_a_lifecycle_run_kills_every_process(tmp_path: Path) -> None:
+    """Both transports: the harness's HTTP server, the client and the stdio server it spawned."""
+    breaker = ROOT / "tests" / "fakes" / "lifecycle_breaker.py"
+    adapter = tmp_path / "adapters" / "breaker"
+    adapter.mkdir(parents=True)
+    command = [sys.executable, str(breaker)]
+    manifest = {
+        "language": "python",
+        "client": [*command, "core", "client"],
+        "server": [*command, "core", "server"],
+        "lifecycleClient": [*command, "client"],
+        "lifecycleServer": [*command, "server"],
+        "extensions": {"blind": True, "profiles": ["strict"]},
+    }
+    (adapter / "adapter.json").write_text(json.dumps(manifest))
+    upstream = json.loads(
+        (ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json").read_text()
+    )
+    stuck = next(s for s in upstream["scenarios"] if s["id"] == "cancel-before-reply")
+    stuck["steps"] = [*stuck["steps"][:1], {"op": "wait", "key": "a", "count": 2}]
+    scenarios = tmp_path / "stuck.json"
+    scenarios.write_text(json.dumps({"version": 1, "scenarios": [stuck]}))
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "BREAKER_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
+    argv = ["matrix", "--suite", "lifecycle", "--scenarios", str(scenarios), "--quiet"]
+    argv += ["--auth", "none", "--adapters-root", str(tmp_path / "none")]
+    argv += ["--adapter-dir", str(adapter), "--output", str(tmp_path / "out" / "report.json")]
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "interop", *argv],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_files(signals, 2, 60)
+        time.sleep(0.5)  # not for correctness: lets the clients reach their blocking wait
+        assert len(_processes_mentioning(str(temp))) >= 3, "servers and clients should be running"
+        harness.send_signal(signal.SIGINT)
+        _, stderr = harness.communicate(timeout=30)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+    assert harness.returncode == 130, stderr
+    assert not _processes_mentioning(str(temp))
+    assert not list(temp.iterdir()), "the run's temp and trust directories must be gone"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["incomplete"] is True
+    assert report["summary"]["combinations"]["not-run"] == 2

@@ -407,6 +407,9 @@ def serve(names: list[str], config_path: str) -> int:
 
 
 def client(name: str | None, config_path: str) -> int:
+    signals = os.environ.get("BREAKER_SIGNAL_DIR")
+    if signals:  # the Ctrl-C test waits for every client to be under way
+        (Path(signals) / str(os.getpid())).write_text("started")
     code = subprocess.run([*ADAPTER, "lifecycle-client", "--config", config_path], cwd=PYTHON)
     settings = json.loads(Path(config_path).read_text())
     report_path = Path(settings["reportFile"])
