@@ -1,6 +1,7 @@
-"""What the lifecycle tests share: hand-built rows, an in-process lifecycle
-server over real sockets, raw HTTP helpers, and the contract checks of what
-the adapter writes (tests only)."""
+"""What the lifecycle tests share: hand-built rows (steps and chains), an
+in-process lifecycle server over real sockets, a stdio server process, raw
+HTTP helpers, and the contract checks of what the adapter writes (tests
+only)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import http.client
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -304,3 +306,110 @@ def http_server_process(home: Path, rows: list[dict[str, Any]]) -> Iterator[dict
             port = int(ready["controlEndpoint"].rsplit(":", 1)[1])
             request_json(port, "POST", "/shutdown", {})
             process.wait(timeout=10)
+
+
+class StdioServer:
+    def __init__(self, home: Path, rows: list[dict[str, Any]]) -> None:
+        self.process = subprocess.Popen(
+            ahp_command("lifecycle-server", server_config(home, rows, "stdio")),
+            cwd=ADAPTER_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        ready = wait_ready(home / "ready.json", self.process)
+        assert ready["endpoint"] is None and "uploadEndpoint" in ready
+        self.control_port = int(ready["controlEndpoint"].rsplit(":", 1)[1])
+        self.upload_port = int(ready["uploadEndpoint"].rsplit(":", 1)[1].split("/")[0])
+        self.buffer = b""
+
+    def write(self, message: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def line(self, timeout: float = 5.0) -> Any:
+        raw = self.raw_line(timeout)
+        return None if raw is None else json.loads(raw)
+
+    def raw_line(self, timeout: float = 5.0) -> bytes | None:
+        """The next stdout line as written (without its newline), None if none
+        came within ``timeout``."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def ok(self, path: str, body: Any) -> None:
+        assert request_json(self.control_port, "POST", path, body)[:2] == (200, {"ok": True})
+
+    def entries(self) -> list[dict[str, Any]]:
+        answer = request_json(self.control_port, "GET", "/receipts")[1]
+        assert_contract("lifecycle-control.schema.json#/$defs/receipts", answer)
+        return list(answer["entries"])
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = self.process.wait(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+        return code
+
+
+def chain_row(
+    sid: str, subscriptions: list[Any], replies: list[Any], **chain: Any
+) -> dict[str, Any]:
+    request = lc_request(
+        sid,
+        items=[
+            {
+                "id": f"{sid}:item",
+                "kind": "text",
+                "mediaType": "text/plain",
+                "selection": "metadata",
+            }
+        ],
+    )
+    request["params"]["capabilities"]["effects"] = ["allow", "deny", "ask", "modify", "flow"]
+    sequence = [response(request, *effects) for effects in replies]
+    return {
+        "id": sid,
+        "chain": {
+            "subscriptions": subscriptions,
+            "interrupt": False,
+            "holdObservers": False,
+            **chain,
+        },
+        "requests": {"a": request},
+        "responses": {"a": sequence[-1]},
+        "responseSequences": {"a": sequence},
+        "steps": [],
+    }
+
+
+def sub(
+    sid: str,
+    name: str,
+    mode: str = "intercept",
+    policy: str = "fail-open",
+    content: str = "metadata",
+) -> dict[str, Any]:
+    return {
+        "id": f"{sid}:{name}",
+        "backend": "shared",
+        "mode": mode,
+        "failurePolicy": policy,
+        "content": content,
+    }

@@ -23,12 +23,14 @@ from lifecycle_kit import (
     ORIGINAL,
     ahp_command,
     attachment,
+    chain_row,
     client_env,
     http_server_process,
     lc_request,
     row,
     run_lifecycle_client,
     settled,
+    sub,
     upload_step,
     write,
 )
@@ -152,53 +154,6 @@ STEP_ROWS = [
         transports=["stdio"],
     ),
 ]
-
-
-def chain_row(
-    sid: str, subscriptions: list[Any], replies: list[Any], **chain: Any
-) -> dict[str, Any]:
-    request = lc_request(
-        sid,
-        items=[
-            {
-                "id": f"{sid}:item",
-                "kind": "text",
-                "mediaType": "text/plain",
-                "selection": "metadata",
-            }
-        ],
-    )
-    request["params"]["capabilities"]["effects"] = ["allow", "deny", "ask", "modify", "flow"]
-    sequence = [response(request, *effects) for effects in replies]
-    return {
-        "id": sid,
-        "chain": {
-            "subscriptions": subscriptions,
-            "interrupt": False,
-            "holdObservers": False,
-            **chain,
-        },
-        "requests": {"a": request},
-        "responses": {"a": sequence[-1]},
-        "responseSequences": {"a": sequence},
-        "steps": [],
-    }
-
-
-def sub(
-    sid: str,
-    name: str,
-    mode: str = "intercept",
-    policy: str = "fail-open",
-    content: str = "metadata",
-) -> dict[str, Any]:
-    return {
-        "id": f"{sid}:{name}",
-        "backend": "shared",
-        "mode": mode,
-        "failurePolicy": policy,
-        "content": content,
-    }
 
 
 def chain_subs(sid: str, policy: str = "fail-open") -> list[dict[str, Any]]:

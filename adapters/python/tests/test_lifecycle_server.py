@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import os
-import select
 import ssl
 import subprocess
 import threading
@@ -24,6 +22,7 @@ from conftest import ADAPTER_DIR, assert_contract
 from lifecycle_kit import (
     OTHER_TOKEN,
     UPLOAD_TOKEN,
+    StdioServer,
     ahp_command,
     attachment,
     lc_request,
@@ -456,60 +455,6 @@ def test_unusable_server_configs_exit_2(tmp_path: Path, change: dict[str, Any], 
     )
     assert completed.returncode == 2
     assert f"field {field}" in completed.stderr and completed.stderr.count("\n") == 1
-
-
-class StdioServer:
-    def __init__(self, home: Path, rows: list[dict[str, Any]]) -> None:
-        self.process = subprocess.Popen(
-            ahp_command("lifecycle-server", server_config(home, rows, "stdio")),
-            cwd=ADAPTER_DIR,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        ready = wait_ready(home / "ready.json", self.process)
-        assert ready["endpoint"] is None and "uploadEndpoint" in ready
-        self.control_port = int(ready["controlEndpoint"].rsplit(":", 1)[1])
-        self.upload_port = int(ready["uploadEndpoint"].rsplit(":", 1)[1].split("/")[0])
-        self.buffer = b""
-
-    def write(self, message: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def line(self, timeout: float = 5.0) -> Any:
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                return None
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
-
-    def ok(self, path: str, body: Any) -> None:
-        assert request_json(self.control_port, "POST", path, body)[:2] == (200, {"ok": True})
-
-    def entries(self) -> list[dict[str, Any]]:
-        answer = request_json(self.control_port, "GET", "/receipts")[1]
-        assert_contract("lifecycle-control.schema.json#/$defs/receipts", answer)
-        return list(answer["entries"])
-
-    def close(self) -> int:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        code = self.process.wait(timeout=10)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
-        return code
 
 
 def test_stdio_server_reads_on_while_held_emits_and_observes(tmp_path: Path) -> None:

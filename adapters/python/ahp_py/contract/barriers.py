@@ -57,13 +57,21 @@ class HeldReplies:
         self._held = 0
         self._changed = threading.Condition()
 
-    def answer(self, name: str, reply: Any, before: Callable[[], None] | None = None) -> rpc.Answer:
+    def answer(
+        self,
+        name: str,
+        reply: Any,
+        before: Callable[[], None] | None = None,
+        status: int | None = None,
+        raw: bytes | None = None,
+    ) -> rpc.Answer:
+        """``status`` and ``raw`` as ``rpc.Answer`` has them (HTTP status, verbatim bytes)."""
         gate = self.barriers.gate(name)
         if gate.is_set():
-            return rpc.Answer(reply, before=before)
+            return rpc.Answer(reply, before=before, status=status, raw=raw)
         with self._changed:
             self._held += 1
-        return rpc.Answer(reply, gate=gate, sent=self._sent, before=before)
+        return rpc.Answer(reply, gate=gate, sent=self._sent, before=before, status=status, raw=raw)
 
     def _sent(self) -> None:
         with self._changed:

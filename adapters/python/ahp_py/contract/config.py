@@ -540,6 +540,33 @@ def _content_sources(config: Fields) -> list[ContentSource]:
     return sources
 
 
+UNREACHABLE = "unreachable"  # the one backend name not served by the run's server
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """Where a chain subscription's ``backend`` is, when not the run's server
+    (``backends`` [ext]): an HTTP ``endpoint``, or a stdio ``command`` (run in
+    ``serverCwd``). Either may be absent; a call needing the missing one fails."""
+
+    endpoint: str | None = None
+    command: list[str] = field(default_factory=list)
+
+
+def _backends(config: Fields) -> dict[str, BackendSettings]:
+    """``backends`` (optional): only ``unreachable`` is read; other names are
+    unknown keys (ignored, like every key this adapter does not know)."""
+    section = config.section("backends")
+    if section is None:
+        return {}
+    entry = section.section(UNREACHABLE)
+    if entry is None:
+        return {}
+    endpoint = _http_url(entry, "endpoint") if entry.has("endpoint") else None
+    command = entry.command("command") if entry.has("command") else []
+    return {UNREACHABLE: BackendSettings(endpoint=endpoint, command=command)}
+
+
 @dataclass(frozen=True)
 class SuiteClientSettings:
     file: str
@@ -559,6 +586,7 @@ class SuiteClientSettings:
     server_cwd: str | None = None
     server_config: str | None = None
     schema_dir: str | None = None
+    backends: dict[str, BackendSettings] = field(default_factory=dict)
 
     def client_settings(self) -> ClientSettings:
         """The core view of these settings (for the peer and TLS helpers)."""
@@ -614,6 +642,7 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
         upload=upload_settings(upload),
         content_sources=_content_sources(config),
         schema_dir=config.optional_path("schemaDir"),
+        backends=_backends(config),
     )
     if common["transport"] == "http":
         return SuiteClientSettings(

@@ -10,12 +10,13 @@ reported ``failed``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..sdk.auth import AuthError, client_token
 from ..sdk.channel import IDLE_REUSE_SECONDS, BrokenChannel, Channel, StdioChannel
 from ..sdk.http import TransportError
-from .config import ClientSettings, SuiteClientSettings, client_ssl_context
+from .config import BackendSettings, ClientSettings, SuiteClientSettings, client_ssl_context
 
 
 class Peer(Protocol):
@@ -131,10 +132,14 @@ class ControlClient:
             self._connection.close()
 
 
+BackendOpener = Callable[[BackendSettings], Channel]
+
+
 class SuitePeer:
     """What a lifecycle-style client talks to: the AHP channel, the control
-    listener, and the upload endpoint (a spawned stdio server is reaped by
-    ``close``)."""
+    listener, the upload endpoint, and the backends the config names besides
+    the run's server (``backend``); a spawned stdio server is reaped by
+    ``close``, and so is every backend channel opened."""
 
     def __init__(
         self,
@@ -142,16 +147,78 @@ class SuitePeer:
         control: ControlClient | None,
         upload_endpoint: str | None,
         problem: str | None = None,
+        backends: dict[str, BackendSettings] | None = None,
+        opener: BackendOpener | None = None,
     ) -> None:
         self.channel = channel
         self.control = control
         self.upload_endpoint = upload_endpoint
         self.problem = problem  # why nothing can run (every row fails with it)
+        self.backends = dict(backends or {})
+        self.opener = opener
+        self._opened: dict[str, Channel] = {}
+
+    def backend(self, name: str) -> Channel:
+        """The channel to the backend ``name`` of the config's ``backends``. One
+        that cannot be had fails every call (a stdio backend that could not be
+        started is tried again at the next call)."""
+        if name in self._opened:
+            return self._opened[name]
+        settings = self.backends.get(name)
+        if settings is None or self.opener is None:
+            return BrokenChannel(f"the config names no backend {name!r} (backends.{name})")
+        channel = self.opener(settings)
+        if not isinstance(channel, BrokenChannel) or isinstance(settings.endpoint, str):
+            self._opened[name] = channel
+        return channel
 
     def close(self) -> None:
         if self.control is not None:
             self.control.close()
+        for channel in self._opened.values():
+            channel.close()
         self.channel.close()
+
+
+def _http_backend(
+    auth_mode: str, profile: str, token: str | None, context: Any, timeout: float
+) -> BackendOpener:
+    """Backends over HTTP: the run's credentials and trust, the backend's endpoint."""
+
+    def opener(settings: BackendSettings) -> Channel:
+        from ..sdk.channel import HttpChannel
+        from ..sdk.http import intercept_url
+
+        if settings.endpoint is None:
+            return BrokenChannel("the backend has no endpoint (an HTTP run needs one)")
+        try:
+            scheme = intercept_url(settings.endpoint)[0]
+        except TransportError as exc:
+            return BrokenChannel(str(exc))
+        if profile == "strict" and auth_mode != "none" and scheme != "https":
+            return BrokenChannel(f"profile strict refuses auth mode {auth_mode} over plain HTTP")
+        return HttpChannel(
+            settings.endpoint,
+            timeout,
+            token=token,
+            ssl_context=context if scheme == "https" else None,
+        )
+
+    return opener
+
+
+def _stdio_backend(cwd: str | None) -> BackendOpener:
+    """Backends over stdio: the backend's command spawned (in ``serverCwd``)."""
+
+    def opener(settings: BackendSettings) -> Channel:
+        if not settings.command:
+            return BrokenChannel("the backend has no command (a stdio run needs one)")
+        try:
+            return StdioChannel(list(settings.command), cwd)
+        except TransportError as exc:
+            return BrokenChannel(f"backend: {exc}")
+
+    return opener
 
 
 def open_suite_peer(settings: SuiteClientSettings) -> SuitePeer:
@@ -182,7 +249,8 @@ def open_suite_peer(settings: SuiteClientSettings) -> SuitePeer:
     except AuthError as exc:
         return SuitePeer(BrokenChannel(f"authentication failed: {exc}"), control, upload)
     channel = HttpChannel(settings.endpoint, settings.timeout, token=token, ssl_context=context)
-    return SuitePeer(channel, control, upload)
+    opener = _http_backend(auth.mode, auth.profile, token, context, settings.timeout)
+    return SuitePeer(channel, control, upload, backends=settings.backends, opener=opener)
 
 
 def _spawn_stdio(settings: SuiteClientSettings, upload: str | None) -> SuitePeer:
@@ -202,10 +270,13 @@ def _spawn_stdio(settings: SuiteClientSettings, upload: str | None) -> SuitePeer
     except TransportError as exc:
         return SuitePeer(BrokenChannel(str(exc)), None, upload, str(exc))
     try:
-        return _await_stdio(channel, settings.child_pid_file, ready_file, upload)
+        peer = _await_stdio(channel, settings.child_pid_file, ready_file, upload)
     except BaseException:
         channel.close()  # reaped on this path too
         raise
+    peer.backends = dict(settings.backends)
+    peer.opener = _stdio_backend(settings.server_cwd)
+    return peer
 
 
 def _await_stdio(

@@ -1,19 +1,23 @@
 """Client channels with several requests in flight (HTTP and stdio).
 
 ``call`` sends a request through the SDK's pending-request bookkeeping and
-returns a ``Call`` whose reply arrives later; ``replay`` sends the same bytes
-again outside that bookkeeping (a deliberate duplicate on the wire);
-``notify`` sends a notification and ignores whatever comes back (over HTTP
-to the endpoint's ``/observe``, the path upstream servers route it by).
+returns a ``Call`` whose reply arrives later (a call waited for past its
+deadline is abandoned: its connection severed, its pending id forgotten);
+``replay`` sends the same bytes again outside that bookkeeping (a deliberate
+duplicate on the wire); ``notify`` sends a notification and never waits for
+whatever comes back (over HTTP to the endpoint's ``/observe``, the path
+upstream servers route it by; the answer, if one ever comes, is read and
+dropped by a thread of its own).
 
 HTTP: every request in flight has a connection of its own (idle keep-alive
 connections are reused), so a reply the server holds blocks nothing else; a
 status other than 200, a timeout or a connection failure is a transport
-failure, never a rejection. stdio: one spawned server in its own session; a
-reader thread takes each line and hands it to the pending request with its
-``id``, else to a replay of that ``id``, else to ``unsolicited`` (a frame no
-request is waiting for is dropped there, never taken as another request's
-reply).
+failure, never a rejection; ``close`` severs every exchange still waiting.
+stdio: one spawned server in its own session; a reader thread takes each line
+and hands it to the pending request with its ``id``, else to a replay of that
+``id``, else to ``unsolicited`` (a frame no request is waiting for is dropped
+there, never taken as another request's reply); a line that is not JSON fails
+the one pending call when there is exactly one, else it is dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import collections
 import http.client
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -44,39 +49,77 @@ def log(text: str) -> None:
     print(f"ahp_py client: {text}", file=sys.stderr, flush=True)
 
 
+class DeadlinePassed(TransportError):
+    """No reply within the call's deadline (the call was abandoned)."""
+
+
 class Call:
-    """One request in flight; ``result`` waits for its reply."""
+    """One request in flight; ``result`` waits for its reply. The first outcome
+    wins (a reply, a failure, or abandonment at the deadline); a channel may
+    register what abandoning undoes (``on_abandon``: close the connection,
+    forget the pending id)."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._done = threading.Event()
         self._value: Any = None
         self._error: Exception | None = None
+        self._undo: Callable[[], None] | None = None
+        self._abandoned = False
+
+    def _settle(self, value: Any, error: Exception | None) -> bool:
+        with self._lock:
+            if self._done.is_set():
+                return False
+            self._value, self._error = value, error
+            self._done.set()
+            return True
 
     def resolve(self, value: Any) -> None:
-        self._value = value
-        self._done.set()
+        self._settle(value, None)
 
     def fail(self, error: Exception) -> None:
-        self._error = error
-        self._done.set()
+        self._settle(None, error)
 
     def done(self) -> bool:
         return self._done.is_set()
 
+    def on_abandon(self, undo: Callable[[], None]) -> None:
+        """Run ``undo`` when the call is abandoned (at once if it already was)."""
+        with self._lock:
+            abandoned = self._abandoned
+            if not abandoned:
+                self._undo = undo
+        if abandoned:
+            undo()
+
+    def abandon(self, reason: str = "abandoned") -> None:
+        """Stop waiting: the call fails (unless it already ended) and the channel
+        lets go of it, so a late reply is dropped and nothing is left pending."""
+        self._settle(None, DeadlinePassed(reason))
+        with self._lock:
+            self._abandoned = True
+            undo, self._undo = self._undo, None
+        if undo is not None:
+            undo()
+
     def result(self, timeout: float) -> Any:
-        """The parsed reply; raises TransportError (none came back in time) or
-        MalformedResponse (not strict JSON)."""
+        """The parsed reply; raises TransportError (none came back in time: the
+        call is then abandoned) or MalformedResponse (not strict JSON)."""
         if not self._done.wait(timeout):
-            raise TransportError("timed out waiting for the reply")
+            self.abandon(f"no reply within {timeout:g} s")
         if self._error is not None:
             raise self._error
         return self._value
 
 
 class Channel(Protocol):
-    def call(self, message: Any) -> Call: ...
+    def call(self, message: Any, timeout: float | None = None) -> Call:
+        """``timeout``: the call's deadline in seconds when it has its own (HTTP:
+        how long its exchange may take; the caller waits with ``result``)."""
+        ...
 
-    def replay(self, message: Any) -> Call: ...
+    def replay(self, message: Any, timeout: float | None = None) -> Call: ...
 
     def notify(self, message: Any) -> None: ...
 
@@ -89,7 +132,7 @@ class BrokenChannel:
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
-    def call(self, message: Any) -> Call:
+    def call(self, message: Any, timeout: float | None = None) -> Call:
         call = Call()
         call.fail(TransportError(self.reason))
         return call
@@ -134,8 +177,12 @@ class HttpChannel:
             self.headers["Authorization"] = f"Bearer {token}"
         self._lock = threading.Lock()
         self._idle: list[tuple[float, http.client.HTTPConnection]] = []
+        self._busy: set[http.client.HTTPConnection] = set()  # exchanges in flight
+        self._closed = False
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        """An idle connection reused (with ``timeout`` for its reads) or a new one;
+        counted busy until ``_done`` returns or closes it."""
         stale: list[http.client.HTTPConnection] = []
         fresh: http.client.HTTPConnection | None = None
         with self._lock:
@@ -149,62 +196,110 @@ class HttpChannel:
         for connection in stale:
             connection.close()
         if fresh is not None:
-            return fresh
-        if self.scheme == "https":
+            fresh.timeout = timeout
+            if fresh.sock is not None:
+                fresh.sock.settimeout(timeout)
+        elif self.scheme == "https":
             if self.ssl_context is None:
                 from .tls import TlsFiles, client_context
 
                 self.ssl_context = client_context(TlsFiles())
-            return http.client.HTTPSConnection(
-                self.host, self.port, timeout=self.timeout, context=self.ssl_context
+            fresh = http.client.HTTPSConnection(
+                self.host, self.port, timeout=timeout, context=self.ssl_context
             )
-        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        else:
+            fresh = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        with self._lock:
+            self._busy.add(fresh)
+        return fresh
 
-    def post(self, message: Any, path: str | None = None) -> tuple[int, bytes]:
-        """One exchange: (status, body); TransportError when nothing came back."""
+    def _done(self, connection: http.client.HTTPConnection, reusable: bool) -> None:
+        with self._lock:
+            self._busy.discard(connection)
+            keep = reusable and not self._closed
+            if keep:
+                self._idle.append((time.monotonic(), connection))
+        if not keep:
+            connection.close()
+
+    def _send(self, message: Any, path: str, timeout: float) -> http.client.HTTPConnection:
+        """Connect and write one POST (TransportError when that fails); the
+        connection is busy until ``_answer`` reads its response."""
         body = codec.dump_bytes(message)
-        connection = self._connection()
+        connection = self._connection(timeout)
         try:
-            connection.request("POST", path or self.path, body, self.headers)
+            connection.request("POST", path, body, self.headers)
+        except (OSError, http.client.HTTPException) as exc:
+            self._done(connection, reusable=False)
+            raise TransportError(f"HTTP exchange failed: {_describe(exc)}") from None
+        return connection
+
+    def _answer(self, connection: http.client.HTTPConnection) -> tuple[int, bytes]:
+        try:
             response = connection.getresponse()
             data = response.read()
         except (OSError, http.client.HTTPException) as exc:
-            connection.close()
+            self._done(connection, reusable=False)
             raise TransportError(f"HTTP exchange failed: {_describe(exc)}") from None
-        if response.will_close:
-            connection.close()
-        else:
-            with self._lock:
-                self._idle.append((time.monotonic(), connection))
+        self._done(connection, reusable=not response.will_close)
         return response.status, data
 
-    def _exchange(self, message: Any, call: Call) -> None:
+    def _exchange(self, message: Any, call: Call, timeout: float) -> None:
         try:
-            status, data = self.post(message)
+            connection = self._send(message, self.path, timeout)
+            call.on_abandon(lambda: _sever(connection))
+            status, data = self._answer(connection)
             if status != 200:
                 raise TransportError(f"HTTP status {status}")
             call.resolve(_parse(data, "response body"))
         except (TransportError, MalformedResponse) as exc:
             call.fail(exc)
 
-    def call(self, message: Any) -> Call:
+    def call(self, message: Any, timeout: float | None = None) -> Call:
         call = Call()
-        threading.Thread(target=self._exchange, args=(message, call), daemon=True).start()
+        deadline = timeout or self.timeout
+        threading.Thread(target=self._exchange, args=(message, call, deadline), daemon=True).start()
         return call
 
     replay = call  # over HTTP every POST has its own answer: no bookkeeping to bypass
 
     def notify(self, message: Any) -> None:
-        """POST a notification; whatever the server answers is ignored."""
-        status, _ = self.post(message, self.observe_path)
+        """POST a notification without waiting for its answer: the request is
+        written here (TransportError when that fails), whatever comes back later,
+        if anything, is read and dropped by a thread of its own."""
+        connection = self._send(message, self.observe_path, self.timeout)
+        threading.Thread(target=self._drop_answer, args=(connection,), daemon=True).start()
+
+    def _drop_answer(self, connection: http.client.HTTPConnection) -> None:
+        try:
+            status, _ = self._answer(connection)
+        except TransportError as exc:
+            if not self._closed:  # severed at close: expected for a silent observer
+                log(f"notification: no answer ({exc}; ignored)")
+            return
         if status not in (200, 202, 204):
             log(f"notification answered with HTTP {status} (ignored)")
 
     def close(self) -> None:
+        """Close idle connections and sever those still waiting for an answer (a
+        silent observer, a call given up), so no thread or socket outlives us."""
         with self._lock:
+            self._closed = True
             idle, self._idle = self._idle, []
+            busy = list(self._busy)
         for _, connection in idle:
             connection.close()
+        for connection in busy:
+            _sever(connection)
+
+
+def _sever(connection: http.client.HTTPConnection) -> None:
+    """Shut a connection's socket down (waking a thread blocked reading it)."""
+    sock = connection.sock
+    if sock is not None:
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    connection.close()
 
 
 def _key(request_id: Any) -> str | None:
@@ -274,6 +369,7 @@ class StdioChannel:
                 return call
             else:
                 self._pending[key] = call
+        call.on_abandon(lambda: self._forget(key, call))  # a late reply is then stray
         try:
             self._write(message)
         except TransportError as exc:
@@ -289,10 +385,10 @@ class StdioChannel:
             if queue is not None and call in queue:
                 queue.remove(call)
 
-    def call(self, message: Any) -> Call:
+    def call(self, message: Any, timeout: float | None = None) -> Call:
         return self._register(message, replay=False)
 
-    def replay(self, message: Any) -> Call:
+    def replay(self, message: Any, timeout: float | None = None) -> Call:
         return self._register(message, replay=True)
 
     def notify(self, message: Any) -> None:
@@ -330,6 +426,7 @@ class StdioChannel:
                 if only:
                     del self._pending[only[0][0]]
             if only:
+                log(f"a line that is not strict JSON, taken as the one pending call's: {exc}")
                 only[0][1].fail(MalformedResponse(f"response line is not strict JSON: {exc}"))
             else:
                 log(f"dropped a line that is not strict JSON: {exc}")

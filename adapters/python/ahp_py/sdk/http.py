@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import http.client
 import re
+import select
 import socket
 import ssl
 import sys
@@ -37,6 +38,7 @@ MAX_CHUNK_LINE = 1024
 MAX_TRAILER_LINES = 64
 LINGER_SECONDS = 1.0  # after refusing a body: drain (and drop) what is in flight
 LINGER_BYTES = 1024 * 1024
+HANG_POLL_SECONDS = 0.05  # how soon a never-answered exchange notices shutdown
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _DIGITS = re.compile(r"[0-9]{1,20}")
 
@@ -300,16 +302,37 @@ class RpcHandler(Handler):
         self._send(self.app.dispatch(codec.clone(rpc.GET_DISCOVERY)))
 
     def _send(self, answer: rpc.Answer) -> None:
+        if answer.hang is not None:
+            # Never answered: held open until the peer closes or the server stops.
+            self.close_connection = True
+            _await_close(self.connection, answer.hang)
+            return
         if answer.gate is not None:
             answer.gate.wait()
         try:
             answer.writing()
-            if answer.has_reply:
+            if answer.raw is not None:
+                self.reply(answer.status or 200, answer.raw, "application/json")
+            elif answer.has_reply:
                 self.reply_json(answer.reply, answer.status or 200)
             else:
                 self.reply(answer.status or 204)
         finally:
             answer.written()
+
+
+def _await_close(connection: Any, stop: threading.Event, poll: float = HANG_POLL_SECONDS) -> None:
+    """Return once the peer has closed ``connection`` (EOF or an error) or ``stop``
+    is set; whatever the peer sends meanwhile is read and dropped."""
+    while not stop.is_set():
+        try:
+            readable = select.select([connection], [], [], poll)[0]
+            if readable and not connection.recv(65536):
+                return
+        except ssl.SSLWantReadError:
+            continue
+        except (OSError, ValueError):
+            return
 
 
 def intercept_url(endpoint: str) -> tuple[str, str, int, str]:

@@ -68,7 +68,14 @@ class Answer:
 
     ``status`` is the HTTP status to answer with instead of 200 (with the reply
     as body) or 204 (without one); stdio has no status and writes the reply,
-    if any, as a line.
+    if any, as a line. ``raw`` (when given) is written verbatim instead of the
+    reply's JSON text (over HTTP as an ``application/json`` body; over stdio as
+    one line): a deliberately malformed answer.
+
+    ``hang`` (with ``has_reply`` false) answers nothing at all: over HTTP the
+    exchange is held open, unanswered, until the peer closes the connection or
+    the event is set (shutdown), then closed without a byte written; over
+    stdio nothing is written, ever.
     """
 
     reply: Any = None
@@ -77,6 +84,8 @@ class Answer:
     sent: Callable[[], None] | None = None
     before: Callable[[], None] | None = None
     status: int | None = None
+    raw: bytes | None = None
+    hang: threading.Event | None = None
 
     def writing(self) -> None:
         if self.before is not None:
@@ -88,3 +97,9 @@ class Answer:
 
 
 NO_REPLY = Answer(has_reply=False)
+
+
+def never_answered(until: threading.Event) -> Answer:
+    """No answer, ever (HTTP: the exchange is held open until the peer closes it
+    or ``until`` is set, then closed unwritten)."""
+    return Answer(has_reply=False, hang=until)

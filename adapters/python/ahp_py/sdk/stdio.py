@@ -135,7 +135,11 @@ class LineWriter:
         self._lock = threading.Lock()
 
     def write(self, value: Any) -> None:
-        data = codec.dump_bytes(value) + b"\n"
+        self.write_line(codec.dump_bytes(value))
+
+    def write_line(self, data: bytes) -> None:
+        """``data`` as is, then a newline (a deliberately malformed line included)."""
+        data += b"\n"
         with self._lock, suppress(OSError, ValueError):
             self._stream.write(data)
             self._stream.flush()
@@ -150,7 +154,8 @@ def serve_lines(
 
     A line that is not strict JSON (or longer than ``MAX_LINE``) gets the parse
     error. A reply with a closed gate goes out from a thread of its own once the
-    gate opens; every other reply is written at once, in order.
+    gate opens; every other reply is written at once, in order. An answer
+    without a reply (a notification, one never answered) writes nothing.
     """
     while True:
         line = reader.readline(MAX_LINE + 1)
@@ -179,7 +184,10 @@ def serve_lines(
 def _write(answer: rpc.Answer, writer: LineWriter) -> None:
     try:
         answer.writing()
-        writer.write(answer.reply)
+        if answer.raw is not None:
+            writer.write_line(answer.raw)
+        else:
+            writer.write(answer.reply)
     finally:
         answer.written()
 

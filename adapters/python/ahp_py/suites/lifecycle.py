@@ -7,14 +7,19 @@ request's reply (``responseSequences[KEY][n]`` for its n-th receipt, else
 ``replied`` just before it is written; an unknown id gets -32602 at once. A
 ``hooks/observe`` is checked (schema: 400, body refs: 409), recorded
 ``observed``, and answered with an unsolicited deny frame when its event
-belongs to a scenario request (the client must ignore it), else 204. Uploads,
-control and readiness come from ``contract/``.
+belongs to a scenario request (the client must ignore it), else 204. Scripted
+faults [ext]: a sequence entry ``{"fault": "server-error" | "malformed" |
+"timeout"}`` and ``observeFaults`` (``"silent"``: recorded, never answered).
+Uploads, control and readiness come from ``contract/``.
 
 Client: runs each scenario's steps itself against its SDK (``sdk/channel``,
 ``sdk/engine``, ``sdk/chain``, ``sdk/upload``) and the server's control
 listener, and reports what it derived: ``{published, cancelled, ignored,
 states, observations, uploadStatuses}`` for steps, ``{called, failures,
-observations, input}`` for chains; then ``contentUploads`` and the server's
+observations, input}`` for chains (each call with its deadline, the
+``unreachable`` backend from the config's ``backends``, every operational
+failure in ``called`` and ``failures``; notifications never waited for, each
+followed by ``/wait-observed``); then ``contentUploads`` and the server's
 ``receipts``. It never reads ``expected`` or ``chainProof``.
 """
 
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import report
 from ..contract.config import (
     LIFECYCLE,
+    UNREACHABLE,
     ConfigError,
     Fields,
     SuiteClientSettings,
@@ -49,7 +55,7 @@ from ..contract.peer import ControlClient, ControlError, SuitePeer
 from ..sdk import chain as chains
 from ..sdk import codec, engine, rpc
 from ..sdk.boundaries import DEFINITIONS, Boundary, get_path
-from ..sdk.channel import Call, StdioChannel
+from ..sdk.channel import Call, Channel, StdioChannel
 from ..sdk.content import body_refs, rebind_refs
 from ..sdk.http import MalformedResponse, TransportError
 from ..sdk.schemas import (
@@ -81,6 +87,22 @@ UNSOLICITED_OBSERVER = {
 }
 
 
+# Scripted faults (docs/LIFECYCLE.md, "Operational failures ... [ext]"): an entry
+# of ``responseSequences`` that is ``{"fault": KIND}``, and ``observeFaults``.
+SERVER_ERROR, MALFORMED_FAULT, TIMEOUT = "server-error", "malformed", "timeout"
+FAULTS = (SERVER_ERROR, MALFORMED_FAULT, TIMEOUT)
+MALFORMED_BODY = b'{"jsonrpc": "2.0", "id": '  # 25 bytes, not JSON
+SILENT = "silent"
+
+
+def fault_of(entry: Any) -> str | None:
+    """The fault a ``responseSequences`` entry scripts (``{"fault": KIND}``), else None
+    (an entry with another ``fault`` is sent unchanged, like any response)."""
+    if isinstance(entry, dict) and set(entry) == {"fault"} and entry["fault"] in FAULTS:
+        return str(entry["fault"])
+    return None
+
+
 def log(role: str, text: str) -> None:
     print(f"ahp_py {role}: {text}", file=sys.stderr, flush=True)
 
@@ -106,9 +128,11 @@ class LifecycleServer:
         self.barriers = barriers
         self.store = store
         self.held = HeldReplies(barriers)
+        self.closing = threading.Event()  # set at shutdown: unanswered exchanges close
         # request id -> (scenario, request key); the first scenario naming an id wins
         self.requests: dict[str, tuple[dict[str, Any], str]] = {}
-        self.events: set[str] = set()
+        # event id -> (scenario, request key), likewise
+        self.events: dict[str, tuple[dict[str, Any], str]] = {}
         for row in rows:
             requests = row.get("requests")
             for key, request in requests.items() if isinstance(requests, dict) else ():
@@ -117,10 +141,11 @@ class LifecycleServer:
                     self.requests.setdefault(ident, (row, key))
                 event_id = get_path(request, "params", "event", "id")
                 if isinstance(event_id, str):
-                    self.events.add(event_id)
+                    self.events.setdefault(event_id, (row, key))
 
     def release_all(self) -> None:
         self.barriers.release_all()
+        self.closing.set()
 
     def drain(self, timeout: float) -> None:
         self.held.drain(timeout)
@@ -173,6 +198,16 @@ class LifecycleServer:
             reply = row["responses"][key]
         else:
             return refuse(f"scenario {row['id']!r} has no response for {key!r}")
+        fault = fault_of(reply)
+        if fault == TIMEOUT:
+            # Never answered, not even at shutdown; never recorded ``replied``.
+            log("server", f"intercept {ident!r}: scripted timeout (receipt {count})")
+            return rpc.never_answered(self.closing)
+        if fault == SERVER_ERROR:
+            error = rpc.error(ident, rpc.INTERNAL_ERROR, "scripted server error")
+            return self.held.answer(ident, error, before=replied, status=500)
+        if fault == MALFORMED_FAULT:
+            return self.held.answer(ident, None, before=replied, raw=MALFORMED_BODY)
         return self.held.answer(ident, reply, before=replied)
 
     def observe(self, message: dict[str, Any]) -> rpc.Answer:
@@ -186,11 +221,17 @@ class LifecycleServer:
             return rpc.Answer(has_reply=False, status=409)
         event = message["params"]["event"]
         entry = {"kind": OBSERVED, "eventId": event["id"], "event": event, "message": message}
-        self.entries.record(entry, key="eventId")
-        if event["id"] in self.events:
-            # Deliberately adversarial: a client must ignore every observer answer.
-            return rpc.Answer(codec.clone(UNSOLICITED_OBSERVER))
-        return rpc.NO_REPLY
+        count = self.entries.record(entry, key="eventId")
+        found = self.events.get(event["id"]) if isinstance(event["id"], str) else None
+        if found is None:
+            return rpc.NO_REPLY
+        row, key = found
+        faults = get_path(row, "observeFaults", key)
+        if isinstance(faults, list) and count <= len(faults) and faults[count - 1] == SILENT:
+            log("server", f"observation {count} of {event['id']!r}: a silent observer")
+            return rpc.never_answered(self.closing)
+        # Deliberately adversarial: a client must ignore every observer answer.
+        return rpc.Answer(codec.clone(UNSOLICITED_OBSERVER))
 
 
 def serve(config_path: str) -> int:
@@ -384,22 +425,48 @@ class Client:
             raise RowFailure(f"the message to send is invalid: {problem}")
         return message
 
-    def send(self, message: dict[str, Any], bypass: bool = False) -> Call:
-        call: Call = self.channel.replay(message) if bypass else self.channel.call(message)
+    def channel_for(self, backend: Any) -> Channel | None:
+        """The channel of a chain subscription's ``backend``: the run's server for
+        every name but ``unreachable`` (None), which the config's ``backends`` names."""
+        return self.peer.backend(UNREACHABLE) if backend == UNREACHABLE else None
+
+    def send(
+        self,
+        message: dict[str, Any],
+        bypass: bool = False,
+        timeout: float | None = None,
+        channel: Channel | None = None,
+    ) -> Call:
+        """Send an intercept through the run's server (or ``channel``); ``timeout``
+        is its own deadline when it has one."""
+        if channel is not None:
+            return channel.call(message, timeout)
+        if bypass:
+            call: Call = self.channel.replay(message, timeout)
+        else:
+            call = self.channel.call(message, timeout)
         self.sends[str(message.get("id"))] += 1
         return call
 
-    def notify(self, message: dict[str, Any]) -> None:
-        """Send ``hooks/observe`` (its answer is ignored); over stdio, wait until
-        the server has recorded it, so receipts and later marks stay in order."""
+    def notify(self, message: dict[str, Any], channel: Channel | None = None) -> bool:
+        """Send ``hooks/observe`` and never wait for its answer (dropped whenever
+        it comes, if ever); then ``POST /wait-observed`` (both transports), so the
+        receipt precedes later marks and calls. Through another backend's
+        ``channel`` a failed send is only noted (False): the run's server has
+        nothing to wait for."""
         try:
-            self.channel.notify(message)
+            (channel or self.channel).notify(message)
         except TransportError as exc:
-            raise RowFailure(f"observation: {exc}") from None
+            if channel is None:
+                raise RowFailure(f"observation: {exc}") from None
+            log("client", f"observation to another backend not delivered: {exc}")
+            return False
+        if channel is not None:
+            return True
         event_id = message["params"]["event"]["id"]
         self.observed[event_id] += 1
-        if self.stdio:
-            self.post("/wait-observed", {"eventId": event_id, "count": self.observed[event_id]})
+        self.post("/wait-observed", {"eventId": event_id, "count": self.observed[event_id]})
+        return True
 
     def evaluate(self, request: dict[str, Any], reply: Any) -> engine.Outcome:
         if reply is MALFORMED:
@@ -687,11 +754,15 @@ class ChainRun:
                 )
             except ValueError as exc:
                 raise RowUnsupported(str(exc)) from None
-            call = client.send(client.checked(message, INTERCEPT_REQUEST))
+            deadline = self.deadline(sub)
+            channel = client.channel_for(sub.get("backend"))
+            call = client.send(
+                client.checked(message, INTERCEPT_REQUEST), timeout=deadline, channel=channel
+            )
             called.append(sub["id"])
             if interrupt:
-                return self._interrupted(call, called, original)
-            outcome = self._outcome(message, call)
+                return self._interrupted(call, called, original, channel is None, deadline)
+            outcome = self._outcome(message, call, deadline)
             if outcome.reason:
                 log("client", f"{self.sid}: {sub['id']} failed: {outcome.reason}")
                 failures.append(sub["id"])
@@ -710,7 +781,8 @@ class ChainRun:
             if self.hold_observers:
                 self.mark("observer-blocked")
             note = chains.observation_for(self.request, boundary, value, sub.get("content"))
-            client.notify(client.checked(client.prepare(note), OBSERVE_NOTIFICATION))
+            note = client.checked(client.prepare(note), OBSERVE_NOTIFICATION)
+            client.notify(note, client.channel_for(sub.get("backend")))
             observations.append(sub["id"])
         return {
             "called": called,
@@ -719,25 +791,42 @@ class ChainRun:
             "input": value,
         }
 
-    def _outcome(self, message: dict[str, Any], call: Call) -> engine.Outcome:
+    def deadline(self, sub: dict[str, Any]) -> float:
+        """An intercept subscription's own ``timeoutMs`` [ext], else the config's."""
+        value = sub.get("timeoutMs")
+        if value is None:
+            return self.client.timeout
+        if not codec.is_positive_integer(value):
+            raise RowFailure(f"subscription {sub['id']}: timeoutMs must be a positive integer")
+        return float(value) / 1000.0
+
+    def _outcome(self, message: dict[str, Any], call: Call, deadline: float) -> engine.Outcome:
+        """The call's reply evaluated by the core rules; every operational failure
+        (unreachable, a status other than 200, not JSON, another id, a JSON-RPC
+        error, the deadline, a rejection) is a rejected outcome."""
         try:
-            reply: Any = call.result(self.client.timeout)
-        except MalformedResponse:
+            reply: Any = call.result(deadline)
+        except MalformedResponse as exc:
+            log("client", f"{self.sid}: {exc}")
             reply = MALFORMED
         except TransportError as exc:
             return engine.Outcome({"rejected": True}, f"no reply: {exc}")
         return self.client.evaluate(message, reply)
 
-    def _interrupted(self, call: Call, called: list[str], original: Any) -> dict[str, Any]:
+    def _interrupted(
+        self, call: Call, called: list[str], original: Any, at_server: bool, deadline: float
+    ) -> dict[str, Any]:
         """Interrupt while the first call is in flight: once the server has it, the
-        boundary settles with the original value; the late reply is dropped."""
+        boundary settles with the original value; the late reply is dropped (a
+        call to another backend leaves the server nothing to wait for)."""
         client = self.client
-        client.post("/wait", {"id": self.rid, "count": client.sends[self.rid]})
+        if at_server:
+            client.post("/wait", {"id": self.rid, "count": client.sends[self.rid]})
         self.mark("cancelled")
         self.mark("chain-settled")
         client.post("/release", {"id": self.rid})
         try:
-            call.result(client.timeout)
+            call.result(deadline)
         except (TransportError, MalformedResponse) as exc:
             log("client", f"{self.sid}: the interrupted call's reply: {exc}")
         return {"called": called, "failures": [], "observations": [], "input": original}
