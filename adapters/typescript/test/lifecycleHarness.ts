@@ -107,6 +107,10 @@ export function asStepScenarios(scenarios: JsonObject[]): StepScenario[] {
       string,
       Json[]
     >,
+    observeFaults: (row["observeFaults"] ?? {}) as Record<
+      string,
+      ("silent" | null)[]
+    >,
     steps: (row["steps"] ?? []) as Json[],
     chain: row["chain"] ?? null,
     transports: null,

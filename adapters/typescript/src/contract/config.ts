@@ -387,6 +387,14 @@ export interface ContentSource {
   readonly bytes: Buffer;
 }
 
+/**
+ * A backend other than the run's server [ext]: over HTTP an endpoint, over
+ * stdio a command started on first use (docs/LIFECYCLE.md, "several
+ * backends").
+ */
+export type BackendSettings =
+  { readonly endpoint: string } | { readonly command: readonly string[] };
+
 export interface StepClientSettings {
   readonly configFile: string;
   /** As found; a suite the client does not run makes every row unsupported. */
@@ -405,6 +413,8 @@ export interface StepClientSettings {
   readonly serverCommand: readonly string[];
   readonly serverCwd: string | null;
   readonly serverConfig: string | null;
+  /** `backends` [ext], by the name a chain subscription gives; empty when absent. */
+  readonly backends: ReadonlyMap<string, BackendSettings>;
   readonly schemaDir: SchemaDir;
   readonly language: string;
 }
@@ -516,6 +526,34 @@ function readContentSources(config: Fields): ContentSource[] {
   });
 }
 
+function readBackends(config: Fields): Map<string, BackendSettings> {
+  const backends = new Map<string, BackendSettings>();
+  const block = config.object("backends");
+  if (block === null) return backends;
+  const raw = config.value("backends") as JsonObject;
+  for (const name of Object.keys(raw)) {
+    const entry: Fields =
+      block.object(name) ?? block.fail(name, "must be an object");
+    const command = entry.value("command");
+    const endpoint = entry.optionalString("endpoint");
+    if (endpoint !== undefined && command === undefined) {
+      if (endpoint.length === 0) entry.fail("endpoint", "must not be empty");
+      backends.set(name, { endpoint });
+    } else if (command !== undefined && endpoint === undefined) {
+      if (
+        !Array.isArray(command) ||
+        command.length === 0 ||
+        !command.every((part) => typeof part === "string" && part.length > 0)
+      )
+        entry.fail("command", "must be a non-empty array of strings");
+      backends.set(name, { command: command as string[] });
+    } else {
+      block.fail(name, "needs exactly one of endpoint and command");
+    }
+  }
+  return backends;
+}
+
 export function readStepClientConfig(path: string): StepClientSettings {
   const config: Fields = configFields(path);
   const suite = config.value("suite") ?? "lifecycle";
@@ -574,17 +612,24 @@ export function readStepClientConfig(path: string): StepClientSettings {
     serverCommand,
     serverCwd: config.optionalString("serverCwd") ?? null,
     serverConfig,
+    backends: readBackends(config),
     schemaDir: schemaDirFor(config.optionalString("schemaDir")),
     language: config.optionalName("language") ?? LANGUAGE,
   };
 }
+
+/** What answers the n-th observation of a request's event [ext]: the usual answer, or none. */
+export type ObserveFault = "silent" | null;
 
 /** One step-driven scenario as the adapter sees it: never `expected` or `chainProof`. */
 export interface StepScenario {
   readonly id: string;
   readonly requests: Readonly<Record<string, Json>>;
   readonly responses: Readonly<Record<string, Json>>;
+  /** Entries may be `{"fault": KIND}` [ext] (the server's to produce). */
   readonly responseSequences: Readonly<Record<string, readonly Json[]>>;
+  /** By request key, the answer to each observation of its event [ext]; `{}` when none. */
+  readonly observeFaults: Readonly<Record<string, readonly ObserveFault[]>>;
   /** The steps as written; each is checked when it runs. */
   readonly steps: readonly Json[];
   /** The serial chain, when the scenario is one (checked when it runs). */
@@ -627,6 +672,18 @@ export function readStepScenarios(
         fields.fail(`responseSequences.${key}`, "must be a list");
       sequences[key] = sequence;
     }
+    const observeFaults: Record<string, ObserveFault[]> = {};
+    for (const [key, faults] of Object.entries(map("observeFaults"))) {
+      if (
+        !Array.isArray(faults) ||
+        !faults.every((fault) => fault === null || fault === "silent")
+      )
+        fields.fail(
+          `observeFaults.${key}`,
+          'must be a list of null or "silent"',
+        );
+      observeFaults[key] = faults;
+    }
     const steps = fields.value("steps") ?? [];
     if (!Array.isArray(steps)) fields.fail("steps", "must be a list");
     const transports = fields.value("transports");
@@ -643,6 +700,7 @@ export function readStepScenarios(
       requests,
       responses: map("responses"),
       responseSequences: sequences,
+      observeFaults,
       steps,
       chain: fields.value("chain") ?? null,
       transports: transports ?? null,

@@ -49,10 +49,36 @@ export class Refusal {
 }
 
 /**
- * A reply to send (any JSON value, sent unchanged), undefined for none (a
- * notification: HTTP 204, nothing over stdio), or a refusal.
+ * An answer written exactly as given, whatever it is (a scripted fault):
+ * over HTTP with `status` and `Content-Type: application/json`, over stdio
+ * `body` as a line.
  */
-export type Reply = Json | undefined | Refusal;
+export class RawReply {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {}
+}
+
+/**
+ * No answer at all: over HTTP the exchange stays open, unanswered, until
+ * the client closes it or the server stops (then it is closed without a
+ * byte written); over stdio nothing is written.
+ */
+export class Silence {
+  /** A brand: no JSON value is a Silence. */
+  private readonly silence = true;
+}
+
+/** The one Silence. */
+export const SILENCE = new Silence();
+
+/**
+ * A reply to send (any JSON value, sent unchanged), undefined for none (a
+ * notification: HTTP 204, nothing over stdio), a refusal, a raw answer, or
+ * silence.
+ */
+export type Reply = Json | undefined | Refusal | RawReply | Silence;
 
 /** What a suite's server does with each parsed message. */
 export interface ServerBehaviour {
@@ -181,7 +207,12 @@ class Server {
     if (body === null) return;
     const { status, reply } = answer(this.behaviour, body);
     const sent = await reply;
+    // Silence: nothing is written; the connection closes when the client
+    // closes it or the server stops (stop closes every connection).
+    if (sent instanceof Silence) return;
     if (sent instanceof Refusal) sendEmpty(response, sent.status);
+    else if (sent instanceof RawReply)
+      sendJson(response, sent.status, sent.body);
     else if (sent === undefined) sendEmpty(response, 204);
     else sendJson(response, status, encodeJson(sent));
   }
@@ -196,10 +227,13 @@ class Server {
   async serveStdio(): Promise<void> {
     const reader = new LineReader(process.stdin, this.limits.maxBodyBytes);
     const write = (reply: Reply) => {
+      if (reply instanceof Silence) return;
       if (reply instanceof Refusal) {
         diagnostic(`refused (${reply.status}): ${reply.reason}`);
         if (reply.stdioReply !== undefined)
           process.stdout.write(`${encodeJson(reply.stdioReply)}\n`);
+      } else if (reply instanceof RawReply) {
+        process.stdout.write(`${reply.body}\n`);
       } else if (reply !== undefined) {
         process.stdout.write(`${encodeJson(reply)}\n`);
       }

@@ -19,6 +19,24 @@ export interface HttpAnswer {
   readonly body: Buffer;
 }
 
+/** Per-request options of HttpConnection.post. */
+export interface PostOptions {
+  /** This request's bound instead of the connection's. */
+  readonly timeoutMs?: number;
+  /** Aborts the request (its socket is destroyed). */
+  readonly signal?: AbortSignal;
+  /** Whether the request's socket and timer must not keep the process alive. */
+  readonly unref?: boolean;
+}
+
+/** A notification on its way: what the receiver answered, if it ever does, and a way to stop waiting. */
+export interface PendingNotification {
+  /** Resolves with the answer or the transport failure; never rejects. */
+  readonly answer: Promise<HttpAnswer | { readonly error: string }>;
+  /** Gives up on the answer: the request and its socket are destroyed. */
+  abort(): void;
+}
+
 /**
  * A keep-alive client for one origin: at most `maxSockets` sockets (one by
  * default: requests are serial), reused across requests.
@@ -37,7 +55,7 @@ export class HttpConnection {
     const options = {
       keepAlive: true,
       maxSockets,
-      maxFreeSockets: maxSockets,
+      maxFreeSockets: Number.isFinite(maxSockets) ? maxSockets : 256,
     };
     this.agent = this.secure
       ? new https.Agent({
@@ -51,13 +69,24 @@ export class HttpConnection {
       : new http.Agent(options);
   }
 
-  /** POSTs `body` to `url`; resolves with any status (the caller decides), rejects on transport errors. */
+  /**
+   * POSTs `body` to `url`; resolves with any status (the caller decides),
+   * rejects on transport errors. `options.timeoutMs` replaces the
+   * connection's own bound for this request; `options.signal` aborts it.
+   * Either destroys the request (and its socket).
+   */
   post(
     url: URL,
     body: string,
     headers: Readonly<Record<string, string>>,
+    options: PostOptions = {},
   ): Promise<HttpAnswer> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     return new Promise((resolve, reject) => {
+      if (options.signal?.aborted === true) {
+        reject(new Error("aborted"));
+        return;
+      }
       const request = (this.secure ? https : http).request(url, {
         agent: this.agent,
         method: "POST",
@@ -66,25 +95,34 @@ export class HttpConnection {
           "Content-Length": String(Buffer.byteLength(body)),
         },
       });
+      const onAbort = () => request.destroy(new Error("aborted"));
+      const done = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+      };
       const timer = setTimeout(
-        () =>
-          request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
-        this.timeoutMs,
+        () => request.destroy(new Error(`timed out after ${timeoutMs} ms`)),
+        timeoutMs,
       );
+      if (options.unref === true) {
+        timer.unref();
+        request.on("socket", (socket) => socket.unref());
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       request.setNoDelay(true);
       request.on("error", (error) => {
-        clearTimeout(timer);
+        done();
         reject(error);
       });
       request.on("response", (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
         response.on("error", (error) => {
-          clearTimeout(timer);
+          done();
           reject(error);
         });
         response.on("end", () => {
-          clearTimeout(timer);
+          done();
           resolve({
             status: response.statusCode ?? 0,
             body: Buffer.concat(chunks),
@@ -107,6 +145,12 @@ export class HttpConnection {
  */
 export class HttpClientTransport implements ClientTransport {
   private readonly connection: HttpConnection;
+  /**
+   * Notifications go on connections of their own, as many as are open at
+   * once: an answer that never comes must not hold a request's socket.
+   */
+  private readonly notifications: HttpConnection;
+  private readonly pending = new Set<AbortController>();
   private readonly headers: Record<string, string>;
 
   constructor(
@@ -117,13 +161,28 @@ export class HttpClientTransport implements ClientTransport {
     maxSockets = 1,
   ) {
     this.connection = new HttpConnection(url, tls, timeoutMs, maxSockets);
+    this.notifications = new HttpConnection(url, tls, timeoutMs, Infinity);
     this.headers = { "Content-Type": "application/json" };
     if (token !== null) this.headers["Authorization"] = `Bearer ${token}`;
   }
 
-  async send(line: string): Promise<Exchange> {
+  /**
+   * POSTs a request and resolves with the 200 answer's body, or a failure:
+   * a transport error, another status, `timeoutMs` (this request's deadline,
+   * else the transport's bound) passed, `signal` aborted. A request that
+   * fails on time or by abort is destroyed with its socket.
+   */
+  async send(
+    line: string,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<Exchange> {
     try {
-      const answer = await this.connection.post(this.url, line, this.headers);
+      const answer = await this.connection.post(
+        this.url,
+        line,
+        this.headers,
+        options,
+      );
       if (answer.status !== 200)
         return { error: `HTTP status ${answer.status}` };
       return { body: answer.body };
@@ -133,24 +192,34 @@ export class HttpClientTransport implements ClientTransport {
   }
 
   /**
-   * POSTs a notification (no JSON-RPC answer is expected); resolves with the
-   * status and body, whatever they are, or a transport failure.
+   * POSTs a notification (no JSON-RPC answer is expected) without waiting
+   * for anything: `answer` resolves with the status and body, whatever they
+   * are, or a transport failure, if the receiver ever answers. The request
+   * keeps nothing alive (socket and timer unref'd) and is destroyed at
+   * `abort()`, after the transport's bound, or at `close()`.
    */
-  async notify(
-    line: string,
-  ): Promise<
-    | { readonly status: number; readonly body: Buffer }
-    | { readonly error: string }
-  > {
-    try {
-      return await this.connection.post(this.url, line, this.headers);
-    } catch (error) {
-      return { error: `transport: ${(error as Error).message}` };
-    }
+  notify(line: string): PendingNotification {
+    const controller = new AbortController();
+    this.pending.add(controller);
+    const answer = this.notifications
+      .post(this.url, line, this.headers, {
+        signal: controller.signal,
+        unref: true,
+      })
+      .then(
+        (answer) => answer,
+        (error: unknown) => ({
+          error: `transport: ${(error as Error).message}`,
+        }),
+      )
+      .finally(() => this.pending.delete(controller));
+    return { answer, abort: () => controller.abort() };
   }
 
   close(): Promise<void> {
+    for (const controller of [...this.pending]) controller.abort();
     this.connection.close();
+    this.notifications.close();
     return Promise.resolve();
   }
 }

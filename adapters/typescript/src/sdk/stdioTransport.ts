@@ -132,6 +132,8 @@ export class StdioServerProcess {
   private readonly reader: LineReader;
   private readonly exited: Promise<void>;
   private exitedFlag = false;
+  /** Resolves with null once the process runs, or why it could not be started (its 'error' event). */
+  readonly started: Promise<string | null>;
 
   constructor(command: readonly string[], cwd: string | null) {
     const [program, ...args] = command;
@@ -143,6 +145,10 @@ export class StdioServerProcess {
     });
     this.child.stdin.on("error", () => undefined); // a dead server shows up as a failed exchange
     this.reader = new LineReader(this.child.stdout);
+    this.started = new Promise((resolve) => {
+      this.child.once("spawn", () => resolve(null));
+      this.child.once("error", (error) => resolve(error.message));
+    });
     this.exited = new Promise((resolve) => {
       this.child.once("exit", () => {
         this.exitedFlag = true;
@@ -296,6 +302,11 @@ export class StdioSession {
     return this.server.exit;
   }
 
+  /** Resolves with null once the server runs, or why it could not be started. */
+  get started(): Promise<string | null> {
+    return this.server.started;
+  }
+
   private static key(id: Json): string {
     return JSON.stringify(id);
   }
@@ -332,11 +343,19 @@ export class StdioSession {
 
   /**
    * Writes a request line and resolves with the line answering `id`, or a
-   * failure (the server closed its stdout, or `timeoutMs` passed).
+   * failure (the server closed its stdout, `timeoutMs` passed, `signal`
+   * aborted). A request that failed waits for nothing any more: a later
+   * line for `id` answers the next request with that id, or none.
    */
-  request(line: string, id: Json, timeoutMs: number): Promise<Exchange> {
+  request(
+    line: string,
+    id: Json,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Exchange> {
     if (this.closedReason !== null)
       return Promise.resolve({ error: this.closedReason });
+    if (signal?.aborted === true) return Promise.resolve({ error: "aborted" });
     const key = StdioSession.key(id);
     return new Promise((resolve) => {
       const forget = () => {
@@ -345,14 +364,20 @@ export class StdioSession {
         if (queue !== undefined && index !== -1) queue.splice(index, 1);
         if (queue?.length === 0) this.pending.delete(key);
       };
+      const onAbort = () => {
+        forget();
+        deliver({ error: "aborted" });
+      };
       const timer = setTimeout(() => {
         forget();
-        resolve({ error: `timed out after ${timeoutMs} ms` });
+        deliver({ error: `timed out after ${timeoutMs} ms` });
       }, timeoutMs);
       const deliver = (exchange: Exchange) => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         resolve(exchange);
       };
+      signal?.addEventListener("abort", onAbort, { once: true });
       const waiters = this.pending.get(key) ?? [];
       waiters.push(deliver);
       this.pending.set(key, waiters);

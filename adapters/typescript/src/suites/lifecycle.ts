@@ -53,8 +53,8 @@ import {
 } from "../sdk/observe.js";
 import { loadSchemas, type SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
-import { within } from "../sdk/stdioTransport.js";
-import { clientTls, requiresHttps } from "../sdk/tls.js";
+import { StdioSession, within } from "../sdk/stdioTransport.js";
+import { clientTls, requiresHttps, type ClientTls } from "../sdk/tls.js";
 import type { Exchange } from "../sdk/transport.js";
 import {
   ContentStore,
@@ -70,6 +70,7 @@ import {
   readStepScenarios,
   readStepServerConfig,
   readStepUpload,
+  type ObserveFault,
   type SchemaDir,
   type StepClientSettings,
   type StepScenario,
@@ -80,7 +81,9 @@ import { EntryLog, WAIT_LIMIT_MS } from "../contract/entries.js";
 import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
+  RawReply,
   Refusal,
+  SILENCE,
   type Reply,
   type ServerBehaviour,
   type SuiteServer,
@@ -135,15 +138,39 @@ function parsed(exchange: Exchange): Received {
   }
 }
 
+/**
+ * A notification on its way. Nobody waits for its answer: `refused`
+ * resolves only when the receiver refused it (an HTTP status of 400 or
+ * more, or a transport failure), so that a wait for its receipt can give
+ * up early; `done` says its receipt was confirmed, after which an answer
+ * that has not come is given up (the exchange is closed).
+ */
+interface Notification {
+  readonly refused: Promise<string>;
+  done(): void;
+}
+
+/** A promise that never settles (a notification nobody refused). */
+const NEVER = new Promise<never>(() => undefined);
+
+/** How long an unanswered notification stays open once its receipt was confirmed. */
+const NOTIFY_GRACE_MS = 1_000;
+
 /** The client's AHP transport as the steps use it. */
 interface Wire {
   readonly transport: "http" | "stdio";
   /** Sends a request through the SDK and resolves with its reply. */
   send(line: string, id: Json): Promise<Received>;
+  /**
+   * One chain call: resolves with its reply, or a failure once `deadlineMs`
+   * passed without one (the call is then abandoned: over HTTP its request
+   * is destroyed; over stdio nothing waits for its id any more).
+   */
+  call(line: string, id: Json, deadlineMs: number): Promise<Received>;
   /** Sends the same bytes again, outside the SDK's pending-request bookkeeping. */
   replay(line: string, id: Json): Promise<Received>;
-  /** Sends a notification; its answer, whatever it is, is ignored. */
-  notify(line: string): Promise<void>;
+  /** Sends a notification and returns at once; its answer, whatever and whenever, is dropped. */
+  notify(line: string): Notification;
   /** stdio: resolves once an unsolicited frame with `id` has been read and dropped. */
   expectStray(id: Json): Promise<void>;
   close(): Promise<void>;
@@ -154,7 +181,32 @@ function exchangeLimit(timeoutMs: number): number {
   return timeoutMs + WAIT_LIMIT_MS + 5_000;
 }
 
-async function httpWire(settings: StepClientSettings): Promise<Wire> {
+/** The TLS material and event credential HTTP exchanges carry. */
+interface HttpCredentials {
+  readonly tls: ClientTls;
+  readonly token: string | null;
+}
+
+/** The notification of an HTTP transport: the answer is only looked at for a refusal. */
+function httpNotification(transport: HttpClientTransport, line: string) {
+  const pending = transport.notify(line);
+  const refused = pending.answer.then((answer): Promise<string> | string => {
+    if ("error" in answer) return answer.error;
+    if (answer.status >= 400) return `HTTP status ${answer.status}`;
+    debug(`observe answered HTTP ${answer.status}`);
+    return NEVER;
+  });
+  return {
+    refused,
+    done: () => {
+      setTimeout(() => pending.abort(), NOTIFY_GRACE_MS).unref();
+    },
+  };
+}
+
+async function httpWire(
+  settings: StepClientSettings,
+): Promise<{ wire: Wire; credentials: HttpCredentials }> {
   const endpoint = settings.endpoint ?? "";
   if (requiresHttps(settings.auth) && !endpoint.startsWith("https://"))
     throw new SettingError(
@@ -173,22 +225,44 @@ async function httpWire(settings: StepClientSettings): Promise<Wire> {
     MAX_IN_FLIGHT,
   );
   const send = async (line: string) => parsed(await transport.send(line));
-  return {
+  const wire: Wire = {
     transport: "http",
     send,
+    call: async (line, _id, deadlineMs) =>
+      parsed(await transport.send(line, { timeoutMs: deadlineMs })),
     replay: send,
-    notify: async (line) => {
-      const answer = await transport.notify(line);
-      debug(
-        `observe answered ${"error" in answer ? answer.error : `HTTP ${answer.status}`}`,
-      );
-    },
+    notify: (line) => httpNotification(transport, line),
     expectStray: () => Promise.reject(new Error("stray frames are stdio only")),
     close: () => transport.close(),
   };
+  return { wire, credentials: { tls, token } };
 }
 
-/** The stdio wire: the child server's session, with unsolicited lines routed to replays and strays. */
+/** Whether `line` fails to parse as JSON at all (not merely lacks an id). */
+function unparseable(line: Buffer): boolean {
+  try {
+    decodeJson(line);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** A stderr note for a line the client drops. */
+function dropped(line: Buffer, why: string): void {
+  const text = line.toString("utf8");
+  process.stderr.write(
+    `ahp-ts lifecycle client: dropped ${why}: ${JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}...` : text)}\n`,
+  );
+}
+
+/**
+ * The stdio wire: the child server's session, with unsolicited lines
+ * routed to replays and strays. A line that does not parse is given to the
+ * one outstanding chain call, if there is one (it fails at once rather than
+ * at its deadline); otherwise, like a response to an id no call waits for,
+ * it is dropped with a note on stderr and the backend stays usable.
+ */
 class StdioWire implements Wire {
   readonly transport = "stdio";
   private readonly replays = new Map<
@@ -196,12 +270,19 @@ class StdioWire implements Wire {
     ((received: Received) => void)[]
   >();
   private readonly strays = new Map<string, (() => void)[]>();
+  /** The outstanding chain call's taker of an unparseable line, if any. */
+  private outstanding: ((line: Buffer) => void) | null = null;
   child: ChildServer | null = null;
 
   constructor(private readonly limitMs: number) {}
 
   /** Every line that answers no pending SDK request lands here. */
   readonly unsolicited = (line: Buffer, id: Json | undefined): void => {
+    if (id === undefined && this.outstanding !== null && unparseable(line)) {
+      dropped(line, "a line that is not JSON, failing the call waiting");
+      this.outstanding(line);
+      return;
+    }
     const key = JSON.stringify(id ?? null);
     const stray = this.strays.get(key)?.shift();
     if (stray !== undefined) {
@@ -214,8 +295,9 @@ class StdioWire implements Wire {
       replay(parsed({ body: line }));
       return;
     }
-    // An answer to a notification (the hostile observer) or a stale frame: dropped.
-    debug(`dropped an unsolicited line ${line.toString("utf8").slice(0, 120)}`);
+    // An answer to a notification (the hostile observer), a response to an
+    // id nobody waits for, a line that is not JSON: dropped.
+    dropped(line, "a line no request waits for");
   };
 
   private get session() {
@@ -225,6 +307,27 @@ class StdioWire implements Wire {
 
   async send(line: string, id: Json): Promise<Received> {
     return parsed(await this.session.request(line, id, this.limitMs));
+  }
+
+  async call(line: string, id: Json, deadlineMs: number): Promise<Received> {
+    const controller = new AbortController();
+    const taken: { line: Buffer | null } = { line: null };
+    const take = (bad: Buffer) => {
+      taken.line = bad;
+      controller.abort();
+    };
+    this.outstanding = take;
+    try {
+      const exchange = await this.session.request(
+        line,
+        id,
+        deadlineMs,
+        controller.signal,
+      );
+      return parsed(taken.line === null ? exchange : { body: taken.line });
+    } finally {
+      if (this.outstanding === take) this.outstanding = null;
+    }
   }
 
   replay(line: string, id: Json): Promise<Received> {
@@ -238,9 +341,13 @@ class StdioWire implements Wire {
     });
   }
 
-  notify(line: string): Promise<void> {
-    this.session.write(line);
-    return Promise.resolve();
+  notify(line: string): Notification {
+    return this.session.write(line)
+      ? { refused: NEVER, done: () => undefined }
+      : {
+          refused: Promise.resolve("server process has exited"),
+          done: () => undefined,
+        };
   }
 
   expectStray(id: Json): Promise<void> {
@@ -254,6 +361,82 @@ class StdioWire implements Wire {
 
   async close(): Promise<void> {
     await this.child?.close();
+  }
+}
+
+/**
+ * The backends of the config's `backends` [ext], by name: an endpoint is
+ * called over HTTP(S) with the run's credentials, a command is started on
+ * first use as a stdio backend (kept once it runs, reaped at close). A
+ * backend that cannot be reached (refused, not startable) fails the call.
+ */
+class Backends {
+  private readonly http = new Map<string, HttpClientTransport>();
+  private readonly stdio = new Map<string, StdioSession>();
+
+  constructor(
+    private readonly settings: StepClientSettings,
+    private readonly credentials: HttpCredentials | null,
+  ) {}
+
+  /** Whether `name` is a backend of its own (otherwise the run's server serves it). */
+  has(name: string): boolean {
+    return this.settings.backends.has(name);
+  }
+
+  async call(
+    name: string,
+    line: string,
+    id: Json,
+    deadlineMs: number,
+  ): Promise<Received> {
+    const backend = this.settings.backends.get(name);
+    if (backend === undefined)
+      return { error: `backend ${name}: the config's backends names none` };
+    const started = Date.now();
+    if ("endpoint" in backend) {
+      let transport = this.http.get(name);
+      if (transport === undefined) {
+        let url: URL;
+        try {
+          url = interceptUrl(backend.endpoint);
+        } catch {
+          return { error: `backend ${name}: bad endpoint ${backend.endpoint}` };
+        }
+        transport = new HttpClientTransport(
+          url,
+          this.credentials?.tls ?? { ca: null, cert: null, key: null },
+          exchangeLimit(this.settings.timeoutMs),
+          this.credentials?.token ?? null,
+        );
+        this.http.set(name, transport);
+      }
+      return parsed(await transport.send(line, { timeoutMs: deadlineMs }));
+    }
+    let session = this.stdio.get(name);
+    if (session === undefined) {
+      const starting = new StdioSession(backend.command, null, (bad) =>
+        dropped(bad, `a line from backend ${name} no call waits for`),
+      );
+      const problem = await within(
+        starting.started,
+        deadlineMs,
+        `not started within ${deadlineMs} ms`,
+      );
+      if (problem !== null) {
+        await starting.close(0);
+        return { error: `backend ${name} cannot be started: ${problem}` };
+      }
+      session = starting;
+      this.stdio.set(name, session);
+    }
+    const remaining = Math.max(1, deadlineMs - (Date.now() - started));
+    return parsed(await session.request(line, id, remaining));
+  }
+
+  async close(): Promise<void> {
+    for (const transport of this.http.values()) await transport.close();
+    await Promise.all([...this.stdio.values()].map((s) => s.close()));
   }
 }
 
@@ -324,6 +507,8 @@ class ClientRun {
     readonly schemas: SchemaSet,
     /** The upload endpoint when the config gives none (stdio: the readiness file's). */
     readonly uploadEndpoint: string | null,
+    /** The config's `backends` [ext]; every other backend name is the run's server. */
+    readonly backends: Backends,
   ) {
     // The lifecycle vectors run the `task` tool with inputs the core suite's
     // host rule would refuse; that rule belongs to the core suite's host.
@@ -455,7 +640,13 @@ class Row {
     return ready;
   }
 
-  /** Sends a `hooks/observe` notification; over stdio, waits until the server recorded it. */
+  /**
+   * Sends a `hooks/observe` notification without waiting for its answer,
+   * then waits (`POST /wait-observed`) until the server recorded it, so
+   * that its receipt precedes whatever the next step causes. An observer
+   * that never answers delays nothing; one that refuses the notification
+   * fails the row.
+   */
   async notify(message: JsonObject): Promise<void> {
     const ready = await this.prepare(message, "hooks/observe");
     const invalid = this.run.schemas.observe(ready);
@@ -464,10 +655,19 @@ class Row {
         `notification fails observe-notification schema: ${invalid}`,
       );
     const eventId = eventIdOf(ready);
-    await this.run.wire.notify(encodeJson(ready));
+    const notification = this.run.wire.notify(encodeJson(ready));
     const count = this.run.observe(eventId);
-    if (this.run.wire.transport === "stdio")
-      await this.run.control.ok("/wait-observed", { eventId, count });
+    const refused = notification.refused.then((reason) => {
+      throw new RowFailure(`the notification of ${eventId} failed: ${reason}`);
+    });
+    try {
+      await Promise.race([
+        this.run.control.ok("/wait-observed", { eventId, count }),
+        refused,
+      ]);
+    } finally {
+      notification.done();
+    }
   }
 
   /** Waits for a reply, bounded by the config's timeout. */
@@ -743,10 +943,17 @@ class StepRow extends Row {
 
 interface Subscription {
   readonly id: string;
+  /** The backend's name: the run's server, unless the config's `backends` has it. */
+  readonly backend: string;
   readonly mode: "intercept" | "observe";
   readonly failurePolicy: "fail-open" | "fail-closed";
   readonly content: ContentProjection;
+  /** The deadline of an intercept subscription's call [ext]; null for the config's. */
+  readonly timeoutMs: number | null;
 }
+
+/** The reserved backend name that no server serves [ext]: the config's `backends` says where it is not. */
+const UNREACHABLE = "unreachable";
 
 function readChain(chain: Json): {
   subscriptions: Subscription[];
@@ -773,8 +980,21 @@ function readChain(chain: Json): {
         );
       return value as T;
     };
+    const backend = raw["backend"] ?? "";
+    if (typeof backend !== "string")
+      throw new RowFailure(`${where}.backend must be a string`);
+    const timeoutMs = raw["timeoutMs"] ?? null;
+    if (
+      timeoutMs !== null &&
+      (typeof timeoutMs !== "number" ||
+        !Number.isInteger(timeoutMs) ||
+        timeoutMs < 1)
+    )
+      throw new RowFailure(`${where}.timeoutMs must be a positive integer`);
     return {
       id: stringAt(raw, "id", where),
+      backend,
+      timeoutMs,
       mode: pick("mode", ["intercept", "observe"] as const, "intercept"),
       failurePolicy: pick(
         "failurePolicy",
@@ -836,10 +1056,10 @@ class ChainRow extends Row {
           `call ${subscription.id} fails intercept-request schema: ${invalid}`,
         );
       const line = encodeJson(call);
-      const reply = this.run.wire.send(line, rid);
-      const count = this.run.sent(rid);
       called.push(subscription.id);
       if (chain.interrupt) {
+        const reply = this.run.wire.send(line, rid);
+        const count = this.run.sent(rid);
         // Interrupted while the first call is in flight: settled with the
         // original input; the late reply is dropped, nothing is observed.
         await this.run.control.ok("/wait", { id: rid, count });
@@ -849,14 +1069,32 @@ class ChainRow extends Row {
         await this.take(reply, `call ${subscription.id}`);
         return { called, failures, observations, input: original ?? null };
       }
-      const outcome = this.applied(
-        call,
-        await this.take(reply, `call ${subscription.id}`),
-      );
+      // Every way a call fails (unreachable, a status, not a JSON-RPC
+      // response, another id, an error, the deadline, the core rules) is an
+      // operational failure; the subscription's policy decides.
+      const deadlineMs = subscription.timeoutMs ?? this.run.settings.timeoutMs;
+      let received: Promise<Received>;
+      if (
+        subscription.backend === UNREACHABLE ||
+        this.run.backends.has(subscription.backend)
+      ) {
+        received = this.run.backends.call(
+          subscription.backend,
+          line,
+          rid,
+          deadlineMs,
+        );
+      } else {
+        received = this.run.wire.call(line, rid, deadlineMs);
+        this.run.sent(rid);
+      }
+      const outcome = this.applied(call, await received);
       if (outcome.status === "unsupported")
         throw new RowUnsupported(outcome.reason);
       if (outcome.status === "rejected") {
-        debug(`${this.id}: ${subscription.id} failed: ${outcome.reason}`);
+        process.stderr.write(
+          `ahp-ts lifecycle client: ${this.id}: call ${subscription.id} failed (${subscription.failurePolicy}): ${outcome.reason}\n`,
+        );
         failures.push(subscription.id);
         if (subscription.failurePolicy === "fail-closed") {
           effective = original;
@@ -940,9 +1178,10 @@ async function connect(settings: StepClientSettings): Promise<{
   wire: Wire;
   control: ControlClient;
   uploadEndpoint: string | null;
+  credentials: HttpCredentials | null;
 }> {
   if (settings.transport === "http") {
-    const wire = await httpWire(settings);
+    const { wire, credentials } = await httpWire(settings);
     return {
       wire,
       control: new ControlClient(
@@ -950,6 +1189,7 @@ async function connect(settings: StepClientSettings): Promise<{
         settings.timeoutMs,
       ),
       uploadEndpoint: settings.upload?.endpoint ?? null,
+      credentials,
     };
   }
   const wire = new StdioWire(exchangeLimit(settings.timeoutMs));
@@ -976,6 +1216,7 @@ async function connect(settings: StepClientSettings): Promise<{
     uploadEndpoint:
       settings.upload?.endpoint ??
       (typeof uploadEndpoint === "string" ? uploadEndpoint : null),
+    credentials: null,
   };
 }
 
@@ -1011,7 +1252,8 @@ async function runClient(configPath: string): Promise<number> {
       results.push({ id, status: "failed", error: reason });
   }
   if (opened !== null) {
-    const { wire, control, uploadEndpoint } = opened;
+    const { wire, control, uploadEndpoint, credentials } = opened;
+    const backends = new Backends(settings, credentials);
     const run = new ClientRun(
       settings,
       wire,
@@ -1019,6 +1261,7 @@ async function runClient(configPath: string): Promise<number> {
       engine,
       schemas,
       uploadEndpoint,
+      backends,
     );
     try {
       for (const scenario of scenarios)
@@ -1033,6 +1276,7 @@ async function runClient(configPath: string): Promise<number> {
       }
     } finally {
       control.close();
+      await backends.close();
       await wire.close();
     }
   }
@@ -1052,6 +1296,36 @@ const HOSTILE_OBSERVER: JsonObject = {
   },
 };
 
+/** The scripted operational failures a reply sequence may hold [ext]. */
+type Fault = "server-error" | "malformed" | "timeout";
+const FAULTS: readonly string[] = ["server-error", "malformed", "timeout"];
+
+/** The fault a sequence entry scripts (`{"fault": KIND}`, nothing else), or null for a response. */
+function faultOf(entry: Json): Fault | null {
+  if (!isObject(entry) || Object.keys(entry).length !== 1) return null;
+  const kind = entry["fault"];
+  return typeof kind === "string" && FAULTS.includes(kind)
+    ? (kind as Fault)
+    : null;
+}
+
+/** The 25 bytes a `malformed` fault answers: the start of a response, not JSON. */
+const MALFORMED_BODY = '{"jsonrpc": "2.0", "id": ';
+
+/** The answer a fault other than `timeout` writes (`replied` is recorded first). */
+function faultReply(fault: "server-error" | "malformed", id: Json): RawReply {
+  return fault === "malformed"
+    ? new RawReply(200, MALFORMED_BODY)
+    : new RawReply(
+        500,
+        encodeJson({
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32603, message: "scripted server error" },
+        }),
+      );
+}
+
 interface Script {
   /** By request id: the reply, and the replies of its sequence by receipt. */
   readonly replies: ReadonlyMap<
@@ -1060,6 +1334,8 @@ interface Script {
   >;
   /** The event ids of every scenario request. */
   readonly events: ReadonlySet<string>;
+  /** By event id: the answer to each of its observations (`observeFaults`). */
+  readonly observeFaults: ReadonlyMap<string, readonly ObserveFault[]>;
 }
 
 function scriptOf(scenarios: readonly StepScenario[]): Script {
@@ -1068,6 +1344,7 @@ function scriptOf(scenarios: readonly StepScenario[]): Script {
     { response: Json; sequence: readonly Json[] }
   >();
   const events = new Set<string>();
+  const observeFaults = new Map<string, readonly ObserveFault[]>();
   for (const scenario of scenarios) {
     for (const [key, request] of Object.entries(scenario.requests)) {
       const id = (request as JsonObject)["id"] as string;
@@ -1076,10 +1353,14 @@ function scriptOf(scenarios: readonly StepScenario[]): Script {
         sequence: scenario.responseSequences[key] ?? [],
       });
       const eventId = eventOf(request)?.["id"];
-      if (typeof eventId === "string") events.add(eventId);
+      if (typeof eventId === "string") {
+        events.add(eventId);
+        const faults = scenario.observeFaults[key];
+        if (faults !== undefined) observeFaults.set(eventId, faults);
+      }
     }
   }
-  return { replies, events };
+  return { replies, events, observeFaults };
 }
 
 /**
@@ -1089,6 +1370,8 @@ function scriptOf(scenarios: readonly StepScenario[]): Script {
  */
 export class LifecycleBehaviour implements ServerBehaviour {
   private readonly occurrences = new Map<string, number>();
+  /** By event id: how many observations of it were recorded. */
+  private readonly observations = new Map<string, number>();
 
   constructor(
     private readonly script: Script,
@@ -1137,6 +1420,11 @@ export class LifecycleBehaviour implements ServerBehaviour {
     const event = eventOf(message) as JsonObject;
     const eventId = event["id"] as string;
     this.log.append({ kind: "observed", eventId, event, message });
+    const seen = this.observations.get(eventId) ?? 0;
+    this.observations.set(eventId, seen + 1);
+    // A silent observer [ext]: recorded, never answered (null or past the end: as usual).
+    if (this.script.observeFaults.get(eventId)?.[seen] === "silent")
+      return SILENCE;
     return this.script.events.has(eventId)
       ? cloneJson(HOSTILE_OBSERVER)
       : undefined;
@@ -1181,9 +1469,12 @@ export class LifecycleBehaviour implements ServerBehaviour {
       sequence.length === 0
         ? scripted.response
         : (sequence[Math.min(occurrence, sequence.length - 1)] ?? null);
+    const fault = sequence.length === 0 ? null : faultOf(response);
+    // A scripted timeout [ext] never answers, not even once released or at shutdown.
+    if (fault === "timeout") return SILENCE;
     return this.holds.wait(id).then(() => {
       this.log.append({ kind: "replied", id });
-      return response;
+      return fault === null ? response : faultReply(fault, id);
     });
   }
 }
