@@ -111,6 +111,7 @@ def scenarios(session: nox.Session) -> None:
     """Regenerate the scenario files; `-- --check` verifies them byte for byte."""
     _install(session)
     session.run("python", "tools/generate_scenarios.py", *session.posargs)
+    session.run("python", "tools/generate_lifecycle_scenarios.py", *session.posargs)
     _check_scenarios(session)
 
 
@@ -131,6 +132,7 @@ def tests(session: nox.Session) -> None:
     _install(session, "requirements-dev.lock")
     session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
     session.run("python", "tools/generate_scenarios.py", "--check")
+    session.run("python", "tools/generate_lifecycle_scenarios.py", "--check")
     _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
