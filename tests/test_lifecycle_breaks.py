@@ -17,10 +17,11 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
-from tests.fakes.lifecycle_breaker import BREAKS, REPORT_BREAKS
+from tests.fakes.lifecycle_breaker import BREAKS, OWN_BREAKS, REPORT_BREAKS
 
 BREAKER = Path(__file__).parent / "fakes" / "lifecycle_breaker.py"
 UPSTREAM = ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json"
+OURS = ROOT / "scenarios" / "lifecycle.json"
 
 
 def _adapter(root: Path, name: str, server: list[str], client: list[str]) -> Path:
@@ -79,6 +80,22 @@ def test_each_planted_break_fails_its_row_with_its_class(tmp_path: Path) -> None
             assert error_class in failed[sid], (transport, sid, failed[sid])
         probes = combination["results"].get("receiver-probes", {}).get("rows", [])
         assert all(r["status"] in ("not-run", "inapplicable") for r in probes)
+
+
+def test_the_breaks_of_our_operational_failure_rules_fail_their_rows(tmp_path: Path) -> None:
+    # [ext]: a reply to a scripted timeout, a receipt for the unreachable backend
+    breaker = _adapter(tmp_path, "own-breaker", ["--break", ",".join(OWN_BREAKS)], [])
+    code, report = _matrix(
+        tmp_path, [breaker], "--scenarios", str(OURS), "--transports", "http", "stdio"
+    )
+    assert code == 1
+    wanted = {BREAKS[name][1]: BREAKS[name][0] for name in OWN_BREAKS}
+    for combination in report["combinations"]:
+        assert combination["errors"] == []
+        failed = _failed(combination)
+        assert sorted(failed) == sorted(wanted), (combination["transport"], failed)
+        for sid, error_class in wanted.items():
+            assert error_class in failed[sid], (combination["transport"], sid, failed[sid])
 
 
 def test_a_receiver_only_a_probe_sees_fails_that_probe(tmp_path: Path) -> None:

@@ -205,6 +205,24 @@ def held_observers(e: Entries) -> None:
     e.insert(i + 1, {"kind": "observer-blocked", "id": sid, "scenario": sid})
 
 
+def timeout_replied(e: Entries) -> None:
+    # our set [ext]: a reply recorded for the call whose scripted answer is a timeout
+    sid = "lc-chain-timeout-fail-open"
+    calls = [i for i in _mine(e, sid) if e[i]["kind"] == "received"]
+    e.insert(calls[1] + 1, copy.deepcopy(e[_first(e, sid, "replied")]))
+
+
+def unreachable_received(e: Entries) -> None:
+    # our set [ext]: a receipt for the call to the unreachable backend
+    sid = "lc-chain-unreachable-fail-closed"
+    observed = e[_first(e, sid, "observed")]
+    message = copy.deepcopy(observed["message"])
+    message.update({"id": f"{sid}:a", "method": "hooks/intercept"})
+    e.insert(
+        _first(e, sid, "chain-settled"), {"kind": "received", "id": f"{sid}:a", "message": message}
+    )
+
+
 # name: (the rule's error class, the scenario it breaks, the break)
 BREAKS: dict[str, tuple[str, str, Callable[[Entries], None]]] = {
     "cancel-order": ("CancelOrder", "cancel-before-reply", cancel_order),
@@ -246,7 +264,14 @@ BREAKS: dict[str, tuple[str, str, Callable[[Entries], None]]] = {
     "chain-settlement": ("ChainSettlement", "observation-chain-fail-open", chain_settlement),
     "chain-interrupt": ("ChainInterrupt", "observation-chain-interrupt", chain_interrupt),
     "held-observers": ("HeldObservers", "observation-chain-continue", held_observers),
+    "timeout-replied": ("ChainCalls", "lc-chain-timeout-fail-open", timeout_replied),
+    "unreachable-received": (
+        "ChainRequests",
+        "lc-chain-unreachable-fail-closed",
+        unreachable_received,
+    ),
 }
+OWN_BREAKS = ("timeout-replied", "unreachable-received")  # rows of scenarios/lifecycle.json
 
 
 def _break_report(name: str, report: dict[str, Any]) -> None:
