@@ -67,21 +67,30 @@ def test_upstream_shaped_checkout_passes_under_compat(tmp_path: Path) -> None:
 def test_an_altered_expectation_fails_exactly_its_row(tmp_path: Path) -> None:
     scenarios = json.loads(UPSTREAM.read_text())
     altered = copy.deepcopy(scenarios)
-    target = next(s for s in altered["scenarios"] if s["id"] == "two-staged-reverse-acceptance")
-    state = target["expected"]["states"]["two-staged-reverse-acceptance:b"]
-    state["messages"] = ["published-first"]
+    # a row of both transports, its expected input altered
+    target = next(s for s in altered["scenarios"] if s["id"] == "first-staged-response-wins")
+    state = target["expected"]["states"]["first-staged-response-wins:a"]
+    state["input"] = {"value": "duplicate"}
     path = tmp_path / "lifecycle-scenarios.json"
     path.write_text(json.dumps(altered))
     code, report = _run(
-        tmp_path, "--adapters", "python", "--transports", "http", "--scenarios", str(path)
+        tmp_path,
+        *("--adapters", "python", "typescript", "--transports", "http", "stdio"),
+        *("--jobs", "2", "--scenarios", str(path)),
     )
     assert code == 1
-    failed = [key for key, status in _rows(report).items() if status == "failed"]
-    assert failed == [("http", "lifecycle-scenarios/two-staged-reverse-acceptance")]
-    combination = report["combinations"][0]
-    row = next(
-        r
-        for r in combination["results"]["lifecycle-scenarios"]["rows"]
-        if r["id"] == "two-staged-reverse-acceptance"
-    )
-    assert "messages" in row["error"]
+    # every client x server x transport: 8 combinations, the one row failed in each
+    assert len(report["combinations"]) == 8
+    for combination in report["combinations"]:
+        where = (combination["client"], combination["server"], combination["transport"])
+        failed = [
+            (name, row)
+            for name, block in combination["results"].items()
+            for row in block["rows"]
+            if row["status"] == "failed"
+        ]
+        assert [(name, row["id"]) for name, row in failed] == [
+            ("lifecycle-scenarios", "first-staged-response-wins")
+        ], where
+        assert "input" in failed[0][1]["error"], where
+        assert combination["errors"] == [], where
