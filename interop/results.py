@@ -288,6 +288,41 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "See the probe's row: docs/LIFECYCLE.md lists each receiver rule.",
     ),
     (
+        "CatalogueResult",
+        "A catalogue row's actual (sent, registrations) differs from its expected.",
+        "Follow docs/CATALOGUE.md for the step the path points to (notify, register).",
+    ),
+    (
+        "DiscoveryCount",
+        "The server did not record exactly one hooks/capabilities exchange, first.",
+        "Send one hooks/capabilities request before the first step; record it as discovery.",
+    ),
+    (
+        "DiscoveryInvalid",
+        "The discovery request or response is schema-invalid, or their ids differ.",
+        "Send the canonical request; answer it with the same id and a valid manifest.",
+    ),
+    (
+        "DiscoveryMismatch",
+        "The client's reported discovery differs from the server's recorded response.",
+        "Report the response exactly as received.",
+    ),
+    (
+        "ManifestMismatch",
+        "The discovered manifest is not the catalogue manifest (strict) or fails the upstream checks.",
+        "Answer with the manifest docs/CATALOGUE.md states.",
+    ),
+    (
+        "DeliveryMismatch",
+        "A scenario's receipts are not the expected observed/rejected verdicts, in order.",
+        "Judge each notification: schema (400), lineage (409), else observed (docs/CATALOGUE.md).",
+    ),
+    (
+        "ReceiptCount",
+        "The server recorded more deliveries than the scenarios sent.",
+        "Send each notify/rawNotify message once; record one verdict per notification.",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -166,13 +166,15 @@ class Server:
             ]
         return answer["requests"], []
 
-    def entries(self) -> tuple[list[Any] | None, list[CombinationError]]:
-        """The lifecycle receipt entries (`GET /receipts` → `{entries}`)."""
+    def entries(
+        self, schema: str = "lifecycle-control.schema.json#/$defs/receipts"
+    ) -> tuple[list[Any] | None, list[CombinationError]]:
+        """The receipt entries of a suite past core (`GET /receipts` → `{entries}`)."""
         try:
             answer = call(self.control, "GET", "/receipts")
         except ControlError as exc:
             return None, [CombinationError("receipts", "ReceiptsUnavailable", str(exc))]
-        problem = contract_problem("lifecycle-control.schema.json#/$defs/receipts", answer)
+        problem = contract_problem(schema, answer)
         if problem is not None:
             return None, [
                 CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")

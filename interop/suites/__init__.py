@@ -2,16 +2,20 @@
 
 A suite says which scenario sets it runs by default, how combinations group
 into jobs (jobs run in parallel; combinations inside a job run in order), and
-how one job runs. Suites yet to come: catalogue, auth, isolation, elicitation,
-compaction.
+how one job runs. Suites yet to come: auth, isolation, elicitation, compaction.
 """
 
 from __future__ import annotations
 
 from interop.suites.base import Suite
+from interop.suites.catalogue import CatalogueSuite
 from interop.suites.core import CoreSuite
 from interop.suites.lifecycle import LifecycleSuite
 
-SUITES: dict[str, type[Suite]] = {"core": CoreSuite, "lifecycle": LifecycleSuite}
+SUITES: dict[str, type[Suite]] = {
+    "core": CoreSuite,
+    "lifecycle": LifecycleSuite,
+    "catalogue": CatalogueSuite,
+}
 
 __all__ = ["SUITES", "Suite"]

@@ -1,0 +1,235 @@
+"""The catalogue suite's scenario files: the upstream format, loaded and checked as it is.
+
+`{version: 1, suite?: "catalogue", scenarios: [{id, category, steps: [{op:
+notify|rawNotify, message} | {op: register, registration, requirements,
+context}], expected: {sent, registrations, deliveries}, requests, responses}]}`
+(docs/CATALOGUE.md). The checks here are about the file's shape and its
+internal consistency; they apply no protocol rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interop import ROOT
+from interop.jsonvalue import JsonError, dumps_canonical, load_file, strict_equal
+from interop.suites.base import ScenarioError
+
+CATEGORIES = ("execution", "lineage", "registration")
+SEND_OPS = ("notify", "rawNotify")
+OPS = (*SEND_OPS, "register")
+ERROR_KINDS = (None, "schema", "lineage")
+RULES = (  # docs/CATALOGUE.md "Registration", in order
+    "schema",
+    "duplicate-backend",
+    "transport",
+    "authentication",
+    "credential",
+    "event",
+    "scope",
+    "timeout",
+    "requirement",
+    "interactive",
+)
+
+
+@dataclass(frozen=True)
+class CatalogueScenario:
+    id: str
+    raw: dict[str, Any]
+
+    @property
+    def category(self) -> str:
+        return str(self.raw["category"])
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return list(self.raw["steps"])
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        return dict(self.raw["expected"])
+
+    @property
+    def sent(self) -> list[dict[str, Any]]:
+        return list(self.raw["expected"]["sent"])
+
+    @property
+    def deliveries(self) -> list[dict[str, Any]]:
+        return list(self.raw["expected"]["deliveries"])
+
+
+def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenario:
+    where = f"{path}: scenarios[{index}]"
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
+        raise ScenarioError(f"{where}: a scenario needs a non-empty string id")
+    sid = raw["id"]
+    where = f"{path}: scenario {sid!r}"
+    if sid in seen:
+        raise ScenarioError(f"{where}: the id is used twice; ids must be unique in a file")
+    seen.add(sid)
+    if raw.get("category") not in CATEGORIES:
+        raise ScenarioError(
+            f"{where}: category {raw.get('category')!r} is not one of {', '.join(CATEGORIES)}"
+        )
+    steps = raw.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise ScenarioError(f"{where}: steps must be a non-empty list")
+    messages: list[tuple[str, Any]] = []
+    registers = 0
+    for number, step in enumerate(steps):
+        at = f"{where}: steps[{number}]"
+        if not isinstance(step, dict) or step.get("op") not in OPS:
+            op = step.get("op") if isinstance(step, dict) else step
+            raise ScenarioError(f"{at}: op {op!r} is not one of {', '.join(OPS)}")
+        if step["op"] in SEND_OPS:
+            message = step.get("message")
+            event = message.get("params", {}).get("event") if isinstance(message, dict) else None
+            if not isinstance(event, dict) or not isinstance(event.get("id"), str):
+                raise ScenarioError(
+                    f"{at}: a {step['op']} message needs a string params.event.id "
+                    "(the client waits for its verdict by that id)"
+                )
+            messages.append((step["op"], message))
+        else:
+            registers += 1
+            for key, kind in (("registration", object), ("requirements", list), ("context", dict)):
+                if key not in step or not isinstance(step[key], kind):
+                    raise ScenarioError(f"{at}: register needs {key!r} ({kind.__name__})")
+            context = step["context"]
+            if not isinstance(context.get("interactive"), bool) or not isinstance(
+                context.get("environment"), dict
+            ):
+                raise ScenarioError(f"{at}: context needs interactive (bool) and environment")
+    expected = raw.get("expected")
+    if not isinstance(expected, dict):
+        raise ScenarioError(f"{where}: expected must be an object")
+    for key in ("sent", "registrations", "deliveries"):
+        if not isinstance(expected.get(key), list):
+            raise ScenarioError(f"{where}: expected.{key} must be a list")
+    sent, deliveries = expected["sent"], expected["deliveries"]
+    if len(deliveries) != len(sent):
+        raise ScenarioError(
+            f"{where}: expected.deliveries has {len(deliveries)} entries for "
+            f"{len(sent)} sent messages; one verdict per sent message"
+        )
+    # sent: the steps' messages in order, every rawNotify one, a notify one only when sent
+    cursor = 0
+    for number, message in enumerate(sent):
+        while cursor < len(messages) and not strict_equal(messages[cursor][1], message):
+            if messages[cursor][0] == "rawNotify":
+                raise ScenarioError(
+                    f"{where}: expected.sent misses the rawNotify message of step "
+                    f"{cursor} (rawNotify always sends)"
+                )
+            cursor += 1
+        if cursor == len(messages):
+            raise ScenarioError(
+                f"{where}: expected.sent[{number}] is not a step's message, in step order"
+            )
+        cursor += 1
+    if any(op == "rawNotify" for op, _ in messages[cursor:]):
+        raise ScenarioError(f"{where}: expected.sent misses a rawNotify message")
+    for number, verdict in enumerate(deliveries):
+        at = f"{where}: expected.deliveries[{number}]"
+        if (
+            not isinstance(verdict, dict)
+            or not isinstance(verdict.get("accepted"), bool)
+            or verdict.get("errorKind") not in ERROR_KINDS
+            or verdict["accepted"] != (verdict.get("errorKind") is None)
+        ):
+            raise ScenarioError(
+                f"{at}: must be {{accepted: true, errorKind: null}} or "
+                '{accepted: false, errorKind: "schema"|"lineage"}'
+            )
+    registrations = expected["registrations"]
+    if len(registrations) != registers:
+        raise ScenarioError(
+            f"{where}: expected.registrations has {len(registrations)} entries for "
+            f"{registers} register steps"
+        )
+    for number, verdict in enumerate(registrations):
+        at = f"{where}: expected.registrations[{number}]"
+        if not isinstance(verdict, dict) or not isinstance(verdict.get("accepted"), bool):
+            raise ScenarioError(f"{at}: needs accepted (bool)")
+        extra = set(verdict) - {"accepted", "rule"}
+        if extra:
+            raise ScenarioError(f"{at}: unknown keys {', '.join(sorted(extra))}")
+        if "rule" in verdict and (verdict["accepted"] or verdict["rule"] not in RULES):
+            raise ScenarioError(
+                f"{at}: rule belongs to a rejection and is one of {', '.join(RULES)}"
+            )
+    return CatalogueScenario(sid, raw)
+
+
+@dataclass
+class CatalogueSet:
+    name: str
+    path: Path
+    document: dict[str, Any]
+    scenarios: list[CatalogueScenario]
+
+    def write(self, path: Path, *, blind: bool) -> Path:
+        """The file an adapter gets: every row, without `expected` when blind."""
+        rows = [
+            {k: v for k, v in s.raw.items() if not blind or k != "expected"} for s in self.scenarios
+        ]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
+        return path
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "file": _relative(self.path),
+            "sha256": hashlib.sha256(self.path.read_bytes()).hexdigest(),
+            "scenarios": len(self.scenarios),
+            "rows": [(row.id, row.raw["expected"]) for row in self.scenarios],
+        }
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
+class CatalogueSets(list[CatalogueSet]):
+    def describe(self) -> list[dict[str, Any]]:
+        return [s.describe() for s in self]
+
+    def row_count(self) -> int:
+        return sum(len(s.scenarios) for s in self)
+
+
+def load_set(path: Path) -> CatalogueSet:
+    try:
+        document = load_file(path)
+    except (OSError, JsonError) as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("scenarios"), list):
+        raise ScenarioError(f"{path}: a catalogue file is an object with a scenarios list")
+    if document.get("version") != 1:
+        raise ScenarioError(f"{path}: version {document.get('version')!r}; this harness reads 1")
+    if document.get("suite", "catalogue") != "catalogue":
+        raise ScenarioError(
+            f"{path}: suite {document.get('suite')!r} is not catalogue; run it with its own --suite"
+        )
+    seen: set[str] = set()
+    scenarios = [_check(path, i, raw, seen) for i, raw in enumerate(document["scenarios"])]
+    if not scenarios:
+        raise ScenarioError(f"{path}: no scenarios")
+    return CatalogueSet(path.name.removesuffix(".json"), path.resolve(), document, scenarios)
+
+
+def load_sets(paths: list[Path]) -> CatalogueSets:
+    sets = CatalogueSets(load_set(p) for p in paths)
+    names = [s.name for s in sets]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ScenarioError(f"two scenario files share the name {twice[0]!r}; rename one")
+    return sets
