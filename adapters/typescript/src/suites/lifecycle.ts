@@ -14,11 +14,8 @@
 // a scenario, answered with a deliberately hostile intercept response; the
 // upload receiver stores bytes under receiver-made references.
 
-import { clientCredential } from "../sdk/auth.js";
 import {
-  CodecError,
   decodeBase64,
-  decodeJson,
   encodeJson,
   errorResponse,
   INVALID_PARAMS,
@@ -30,7 +27,6 @@ import type { EngineDeps, Outcome } from "../sdk/engine.js";
 import {
   HttpClientTransport,
   interceptUrl,
-  postForm,
   DEFAULT_LIMITS,
   type ListenerLimits,
 } from "../sdk/httpTransport.js";
@@ -51,11 +47,9 @@ import {
   rebindBodyRefs,
   type ContentProjection,
 } from "../sdk/observe.js";
-import { loadSchemas, type SchemaSet } from "../sdk/schemas.js";
+import type { SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { StdioSession, within } from "../sdk/stdioTransport.js";
-import { clientTls, requiresHttps, type ClientTls } from "../sdk/tls.js";
-import type { Exchange } from "../sdk/transport.js";
 import {
   ContentStore,
   uploadContent,
@@ -63,7 +57,6 @@ import {
   type ContentDescriptor,
 } from "../sdk/upload.js";
 import { Barriers } from "../contract/barriers.js";
-import { startChildServer, type ChildServer } from "../contract/childServer.js";
 import {
   ConfigError,
   readStepClientConfig,
@@ -71,13 +64,23 @@ import {
   readStepServerConfig,
   readStepUpload,
   type ObserveFault,
-  type SchemaDir,
   type StepClientSettings,
   type StepScenario,
   type UploadSettings,
 } from "../contract/config.js";
 import { ControlClient, ControlError } from "../contract/controlClient.js";
-import { EntryLog, WAIT_LIMIT_MS } from "../contract/entries.js";
+import {
+  asConfigError,
+  connect,
+  dropped,
+  exchangeLimit,
+  parsed,
+  schemasFor,
+  type HttpCredentials,
+  type Received,
+  type Wire,
+} from "../contract/steps.js";
+import { EntryLog } from "../contract/entries.js";
 import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
@@ -96,272 +99,10 @@ const SUITE = "lifecycle";
 /** The upload receiver's path and its body limit. */
 const UPLOAD_PATH = "/upload";
 const UPLOAD_LIMIT = 1024 * 1024;
-/** Requests a client may have in flight at once over HTTP (one connection each). */
-const MAX_IN_FLIGHT = 64;
 
 function debug(text: string): void {
   if (process.env["AHP_DEBUG"])
     process.stderr.write(`ahp-ts lifecycle: ${text}\n`);
-}
-
-function asConfigError(configFile: string, error: unknown): unknown {
-  return error instanceof SettingError
-    ? new ConfigError(configFile, error.setting, error.message)
-    : error;
-}
-
-function schemasFor(configFile: string, schemaDir: SchemaDir): SchemaSet {
-  try {
-    return loadSchemas(schemaDir.path);
-  } catch (error) {
-    if (!(error instanceof SettingError)) throw error;
-    const origin = schemaDir.from === "schemaDir" ? "" : ` (${schemaDir.from})`;
-    throw new ConfigError(configFile, "schemaDir", `${error.message}${origin}`);
-  }
-}
-
-// ---------------------------------------------------------------- client: the wire
-
-/** What came back for one request: a parsed reply, a malformed one, or a transport failure. */
-type Received =
-  | { readonly response: Json }
-  | { readonly malformed: string }
-  | { readonly error: string };
-
-function parsed(exchange: Exchange): Received {
-  if ("error" in exchange) return exchange;
-  try {
-    return { response: decodeJson(exchange.body) };
-  } catch (error) {
-    if (error instanceof CodecError) return { malformed: error.message };
-    throw error;
-  }
-}
-
-/**
- * A notification on its way. Nobody waits for its answer: `refused`
- * resolves only when the receiver refused it (an HTTP status of 400 or
- * more, or a transport failure), so that a wait for its receipt can give
- * up early; `done` says its receipt was confirmed, after which an answer
- * that has not come is given up (the exchange is closed).
- */
-interface Notification {
-  readonly refused: Promise<string>;
-  done(): void;
-}
-
-/** A promise that never settles (a notification nobody refused). */
-const NEVER = new Promise<never>(() => undefined);
-
-/** How long an unanswered notification stays open once its receipt was confirmed. */
-const NOTIFY_GRACE_MS = 1_000;
-
-/** The client's AHP transport as the steps use it. */
-interface Wire {
-  readonly transport: "http" | "stdio";
-  /** Sends a request through the SDK and resolves with its reply. */
-  send(line: string, id: Json): Promise<Received>;
-  /**
-   * One chain call: resolves with its reply, or a failure once `deadlineMs`
-   * passed without one (the call is then abandoned: over HTTP its request
-   * is destroyed; over stdio nothing waits for its id any more).
-   */
-  call(line: string, id: Json, deadlineMs: number): Promise<Received>;
-  /** Sends the same bytes again, outside the SDK's pending-request bookkeeping. */
-  replay(line: string, id: Json): Promise<Received>;
-  /** Sends a notification and returns at once; its answer, whatever and whenever, is dropped. */
-  notify(line: string): Notification;
-  /** stdio: resolves once an unsolicited frame with `id` has been read and dropped. */
-  expectStray(id: Json): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** How long one exchange may take: a held reply waits for its release. */
-function exchangeLimit(timeoutMs: number): number {
-  return timeoutMs + WAIT_LIMIT_MS + 5_000;
-}
-
-/** The TLS material and event credential HTTP exchanges carry. */
-interface HttpCredentials {
-  readonly tls: ClientTls;
-  readonly token: string | null;
-}
-
-/** The notification of an HTTP transport: the answer is only looked at for a refusal. */
-function httpNotification(transport: HttpClientTransport, line: string) {
-  const pending = transport.notify(line);
-  const refused = pending.answer.then((answer): Promise<string> | string => {
-    if ("error" in answer) return answer.error;
-    if (answer.status >= 400) return `HTTP status ${answer.status}`;
-    debug(`observe answered HTTP ${answer.status}`);
-    return NEVER;
-  });
-  return {
-    refused,
-    done: () => {
-      setTimeout(() => pending.abort(), NOTIFY_GRACE_MS).unref();
-    },
-  };
-}
-
-async function httpWire(
-  settings: StepClientSettings,
-): Promise<{ wire: Wire; credentials: HttpCredentials }> {
-  const endpoint = settings.endpoint ?? "";
-  if (requiresHttps(settings.auth) && !endpoint.startsWith("https://"))
-    throw new SettingError(
-      "endpoint",
-      `must be https for auth mode ${settings.auth.mode} under the ${settings.auth.profile} profile`,
-    );
-  const tls = clientTls(settings.auth, settings.tls);
-  const token = await clientCredential(settings.auth, (url, form) =>
-    postForm(url, form, tls, settings.timeoutMs),
-  );
-  const transport = new HttpClientTransport(
-    interceptUrl(endpoint),
-    tls,
-    exchangeLimit(settings.timeoutMs),
-    token,
-    MAX_IN_FLIGHT,
-  );
-  const send = async (line: string) => parsed(await transport.send(line));
-  const wire: Wire = {
-    transport: "http",
-    send,
-    call: async (line, _id, deadlineMs) =>
-      parsed(await transport.send(line, { timeoutMs: deadlineMs })),
-    replay: send,
-    notify: (line) => httpNotification(transport, line),
-    expectStray: () => Promise.reject(new Error("stray frames are stdio only")),
-    close: () => transport.close(),
-  };
-  return { wire, credentials: { tls, token } };
-}
-
-/** Whether `line` fails to parse as JSON at all (not merely lacks an id). */
-function unparseable(line: Buffer): boolean {
-  try {
-    decodeJson(line);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-/** A stderr note for a line the client drops. */
-function dropped(line: Buffer, why: string): void {
-  const text = line.toString("utf8");
-  process.stderr.write(
-    `ahp-ts lifecycle client: dropped ${why}: ${JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}...` : text)}\n`,
-  );
-}
-
-/**
- * The stdio wire: the child server's session, with unsolicited lines
- * routed to replays and strays. A line that does not parse is given to the
- * one outstanding chain call, if there is one (it fails at once rather than
- * at its deadline); otherwise, like a response to an id no call waits for,
- * it is dropped with a note on stderr and the backend stays usable.
- */
-class StdioWire implements Wire {
-  readonly transport = "stdio";
-  private readonly replays = new Map<
-    string,
-    ((received: Received) => void)[]
-  >();
-  private readonly strays = new Map<string, (() => void)[]>();
-  /** The outstanding chain call's taker of an unparseable line, if any. */
-  private outstanding: ((line: Buffer) => void) | null = null;
-  child: ChildServer | null = null;
-
-  constructor(private readonly limitMs: number) {}
-
-  /** Every line that answers no pending SDK request lands here. */
-  readonly unsolicited = (line: Buffer, id: Json | undefined): void => {
-    if (id === undefined && this.outstanding !== null && unparseable(line)) {
-      dropped(line, "a line that is not JSON, failing the call waiting");
-      this.outstanding(line);
-      return;
-    }
-    const key = JSON.stringify(id ?? null);
-    const stray = this.strays.get(key)?.shift();
-    if (stray !== undefined) {
-      debug(`dropped the stray frame ${key}`);
-      stray();
-      return;
-    }
-    const replay = this.replays.get(key)?.shift();
-    if (replay !== undefined) {
-      replay(parsed({ body: line }));
-      return;
-    }
-    // An answer to a notification (the hostile observer), a response to an
-    // id nobody waits for, a line that is not JSON: dropped.
-    dropped(line, "a line no request waits for");
-  };
-
-  private get session() {
-    if (this.child === null) throw new Error("the stdio server is not running");
-    return this.child.session;
-  }
-
-  async send(line: string, id: Json): Promise<Received> {
-    return parsed(await this.session.request(line, id, this.limitMs));
-  }
-
-  async call(line: string, id: Json, deadlineMs: number): Promise<Received> {
-    const controller = new AbortController();
-    const taken: { line: Buffer | null } = { line: null };
-    const take = (bad: Buffer) => {
-      taken.line = bad;
-      controller.abort();
-    };
-    this.outstanding = take;
-    try {
-      const exchange = await this.session.request(
-        line,
-        id,
-        deadlineMs,
-        controller.signal,
-      );
-      return parsed(taken.line === null ? exchange : { body: taken.line });
-    } finally {
-      if (this.outstanding === take) this.outstanding = null;
-    }
-  }
-
-  replay(line: string, id: Json): Promise<Received> {
-    const key = JSON.stringify(id);
-    return new Promise((resolve) => {
-      const queue = this.replays.get(key) ?? [];
-      queue.push(resolve);
-      this.replays.set(key, queue);
-      if (!this.session.write(line))
-        resolve({ error: "server process has exited" });
-    });
-  }
-
-  notify(line: string): Notification {
-    return this.session.write(line)
-      ? { refused: NEVER, done: () => undefined }
-      : {
-          refused: Promise.resolve("server process has exited"),
-          done: () => undefined,
-        };
-  }
-
-  expectStray(id: Json): Promise<void> {
-    const key = JSON.stringify(id);
-    return new Promise((resolve) => {
-      const queue = this.strays.get(key) ?? [];
-      queue.push(resolve);
-      this.strays.set(key, queue);
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.child?.close();
-  }
 }
 
 /**
@@ -1174,51 +915,6 @@ async function runRow(
 }
 
 /** Opens the wire (stdio: starts the server) and the control client. */
-async function connect(settings: StepClientSettings): Promise<{
-  wire: Wire;
-  control: ControlClient;
-  uploadEndpoint: string | null;
-  credentials: HttpCredentials | null;
-}> {
-  if (settings.transport === "http") {
-    const { wire, credentials } = await httpWire(settings);
-    return {
-      wire,
-      control: new ControlClient(
-        settings.controlEndpoint ?? "",
-        settings.timeoutMs,
-      ),
-      uploadEndpoint: settings.upload?.endpoint ?? null,
-      credentials,
-    };
-  }
-  const wire = new StdioWire(exchangeLimit(settings.timeoutMs));
-  wire.child = await startChildServer(
-    {
-      configFile: settings.configFile,
-      serverCommand: settings.serverCommand,
-      serverCwd: settings.serverCwd,
-      serverConfig: settings.serverConfig ?? "",
-      childPidFile: settings.childPidFile ?? "",
-    },
-    wire.unsolicited,
-  );
-  const { readiness } = wire.child;
-  const uploadEndpoint = readiness["uploadEndpoint"];
-  return {
-    wire,
-    control: new ControlClient(
-      typeof readiness["controlEndpoint"] === "string"
-        ? readiness["controlEndpoint"]
-        : "",
-      settings.timeoutMs,
-    ),
-    uploadEndpoint:
-      settings.upload?.endpoint ??
-      (typeof uploadEndpoint === "string" ? uploadEndpoint : null),
-    credentials: null,
-  };
-}
 
 async function runClient(configPath: string): Promise<number> {
   const settings = readStepClientConfig(configPath);
