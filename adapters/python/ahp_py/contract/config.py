@@ -443,6 +443,7 @@ def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
 # Suites beyond the core (docs/LIFECYCLE.md) ----------------------------------
 
 LIFECYCLE = "lifecycle"
+CATALOGUE = "catalogue"  # docs/CATALOGUE.md: the lifecycle commands and keys, no uploads
 
 
 def suite_of(config: Fields) -> str:
@@ -454,7 +455,8 @@ def suite_of(config: Fields) -> str:
 @dataclass(frozen=True)
 class SuiteServerSettings:
     """A lifecycle-style server: the core settings plus the suite and the
-    accepted upload token."""
+    accepted upload token (``""`` for the catalogue suite, which receives no
+    uploads and never reads ``uploadAuth``)."""
 
     suite: str
     server: ServerSettings
@@ -467,6 +469,8 @@ def load_suite_server(path: str, suites: tuple[str, ...]) -> SuiteServerSettings
     if suite not in suites:
         raise config.error("suite", f"{suite!r} is not a suite this server implements")
     server = load_server(path)
+    if suite == CATALOGUE:
+        return SuiteServerSettings(suite=suite, server=server, upload_token="")
     upload = config.section("uploadAuth", required=True)
     assert upload is not None
     return SuiteServerSettings(suite=suite, server=server, upload_token=upload.string("token"))
@@ -633,17 +637,20 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
     }
     if suite not in suites:
         return SuiteClientSettings(**common)
-    upload = config.section("upload", required=True)
-    assert upload is not None
     common.update(
         timeout=config.positive_integer("timeoutMs") / 1000.0,
         auth=client_auth(config),
         child_pid_file=config.path("childPidFile"),
-        upload=upload_settings(upload),
-        content_sources=_content_sources(config),
         schema_dir=config.optional_path("schemaDir"),
-        backends=_backends(config),
     )
+    if suite != CATALOGUE:  # the catalogue suite has no uploads, sources or backends
+        upload = config.section("upload", required=True)
+        assert upload is not None
+        common.update(
+            upload=upload_settings(upload),
+            content_sources=_content_sources(config),
+            backends=_backends(config),
+        )
     if common["transport"] == "http":
         return SuiteClientSettings(
             endpoint=_http_url(config, "endpoint"),

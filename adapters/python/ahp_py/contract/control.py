@@ -118,7 +118,11 @@ class EntryControl:
     """The lifecycle contract's control answers, over the receipt entries.
 
     ``emit`` writes one frame as a line of the stdio server's stdout; it is
-    None over HTTP (``/emit`` is then refused).
+    None over HTTP (``/emit`` is then refused). A suite that reuses these
+    answers may offer fewer calls (``calls``: the POST paths besides
+    ``/shutdown``; others are 404) and count other entry kinds in
+    ``/wait-observed`` (``observed``: the catalogue suite counts ``rejected``
+    verdicts too).
     """
 
     def __init__(
@@ -127,12 +131,16 @@ class EntryControl:
         barriers: Barriers,
         stop: threading.Event,
         wait_seconds: float = WAIT_SECONDS,
+        calls: frozenset[str] | None = None,
+        observed: tuple[str, ...] = (OBSERVED,),
     ) -> None:
         self.entries = entries
         self.barriers = barriers
         self.stop = stop
         self.wait_seconds = wait_seconds
         self.emit: Callable[[Any], None] | None = None
+        self.calls = calls
+        self.observed = observed
 
     def get(self, path: str) -> Reply | None:
         if path == "/health":
@@ -149,6 +157,8 @@ class EntryControl:
             "/wait-observed": self._wait_observed,
             "/emit": self._emit,
         }.get(path)
+        if self.calls is not None and path not in self.calls:
+            handler = None
         if handler is not None:
             return handler(payload)
         if path == "/shutdown":
@@ -171,7 +181,7 @@ class EntryControl:
         ident, count = payload.get("eventId"), self._count(payload)
         if not isinstance(ident, str) or count is None:
             return _error("/wait-observed needs a string eventId and a positive integer count")
-        if not self.entries.wait(OBSERVED, ident, count, self.wait_seconds):
+        if not self.entries.wait(self.observed, ident, count, self.wait_seconds):
             return _error(f"{count} observation(s) of {ident} did not arrive in time", 408)
         return Reply(200, OK)
 

@@ -57,12 +57,16 @@ class EntryLog:
         with self._changed:
             return {"entries": codec.clone(self._entries)}
 
-    def wait(self, kind: str, ident: Any, count: int, timeout: float = WAIT_SECONDS) -> bool:
-        """True once ``count`` entries of ``kind`` name ``ident``; False on timeout."""
+    def wait(
+        self, kind: str | tuple[str, ...], ident: Any, count: int, timeout: float = WAIT_SECONDS
+    ) -> bool:
+        """True once ``count`` entries of ``kind`` (of any of several kinds, added
+        up) name ``ident``; False on timeout."""
         deadline = time.monotonic() + timeout
-        counted = (kind, _id_key(ident))
+        kinds = (kind,) if isinstance(kind, str) else kind
+        counted = [(name, _id_key(ident)) for name in kinds]
         with self._changed:
-            while self._counts[counted] < count:
+            while sum(self._counts[key] for key in counted) < count:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False

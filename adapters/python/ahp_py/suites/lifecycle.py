@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import report
 from ..contract.config import (
+    CATALOGUE,
     LIFECYCLE,
     UNREACHABLE,
     ConfigError,
@@ -71,8 +72,9 @@ if TYPE_CHECKING:
     from ..contract.barriers import Barriers
     from ..sdk.schemas import SchemaSet
 
-SERVER_SUITES = (LIFECYCLE,)  # the lifecycle-server role serves these (catalogue later)
-CLIENT_SUITES = (LIFECYCLE,)
+# The lifecycle commands serve these suites (docs/CATALOGUE.md reuses them).
+SERVER_SUITES = (LIFECYCLE, CATALOGUE)
+CLIENT_SUITES = (LIFECYCLE, CATALOGUE)
 OPS = frozenset(
     {"send", "wait", "release", "receive", "accept", "cancel", "failOpen", "observe", "upload"}
     | {"emit"}
@@ -236,6 +238,10 @@ class LifecycleServer:
 
 def serve(config_path: str) -> int:
     settings = load_suite_server(config_path, SERVER_SUITES)
+    if settings.suite == CATALOGUE:
+        from .catalogue import serve_catalogue
+
+        return serve_catalogue(settings)
     return serve_lifecycle(settings)
 
 
@@ -845,6 +851,10 @@ def run_client(config_path: str) -> int:
         rows = [report.unsupported(row["id"], error) for row in settings.scenarios]
         report.write_report(settings.report_file, settings.language, rows, contentUploads=[])
         return 0
+    if settings.suite == CATALOGUE:
+        from .catalogue import run_catalogue_client
+
+        return run_catalogue_client(settings)
     schemas = schema_set(settings.file, settings.schema_dir)
     for name in (
         INTERCEPT_REQUEST,
