@@ -274,6 +274,55 @@ BREAKS: dict[str, tuple[str, str, Callable[[Entries], None]]] = {
 OWN_BREAKS = ("timeout-replied", "unreachable-received")  # rows of scenarios/lifecycle.json
 
 
+# ------------------------------------------------ the catalogue suite (docs/CATALOGUE.md)
+
+
+def _verdict(entries: Entries, event_id: str) -> dict[str, Any]:
+    return next(e for e in entries if e["kind"] != "discovery" and e["eventId"] == event_id)
+
+
+def verdict_kind(e: Entries) -> None:
+    _verdict(e, "invalid:model-error")["errorKind"] = "lineage"
+
+
+def observed_tamper(e: Entries) -> None:
+    entry = _verdict(e, "catalogue:tool.after")
+    entry["message"]["params"]["event"]["time"] = "2026-01-01T00:00:00Z"
+
+
+def verdict_order(e: Entries) -> None:
+    # the two deliveries of one scenario recorded the other way round
+    first = e.index(_verdict(e, "task:proposal"))
+    e[first], e[first + 1] = e[first + 1], e[first]
+
+
+def discovery_twice(e: Entries) -> None:
+    e.insert(1, copy.deepcopy(e[0]))
+
+
+def discovery_tamper(e: Entries) -> None:
+    e[0]["response"]["result"]["manifest"]["gaps"] = [{"path": "x", "reason": "planted"}]
+
+
+# rows of scenarios/upstream/catalogue-scenarios.json: (class, scenario, break)
+CATALOGUE_BREAKS: dict[str, tuple[str, str, Callable[[Entries], None]]] = {
+    "cat-verdict-kind": ("DeliveryMismatch", "typed-model-error-required", verdict_kind),
+    "cat-observed-tamper": ("DeliveryMismatch", "catalogue:tool.after", observed_tamper),
+    "cat-verdict-order": ("DeliveryMismatch", "task-modified-actual-pair", verdict_order),
+}
+# breaks that fail the whole combination: (class, break)
+CATALOGUE_RUN_BREAKS: dict[str, tuple[str, Callable[[Entries], None]]] = {
+    "cat-discovery-twice": ("DiscoveryCount", discovery_twice),
+    "cat-discovery-tamper": ("DiscoveryMismatch", discovery_tamper),
+}
+# what the control proxy can plant, by name
+PLANTABLE: dict[str, Callable[[Entries], None]] = {
+    **{name: fn for name, (_, _, fn) in BREAKS.items()},
+    **{name: fn for name, (_, _, fn) in CATALOGUE_BREAKS.items()},
+    **{name: fn for name, (_, fn) in CATALOGUE_RUN_BREAKS.items()},
+}
+
+
 def _break_report(name: str, report: dict[str, Any]) -> None:
     results = report["results"]
     if name == "result-missing":
@@ -284,6 +333,11 @@ def _break_report(name: str, report: dict[str, Any]) -> None:
         results.append({**copy.deepcopy(results[0]), "id": "no-such-scenario"})
     elif name == "result-wrong":
         results[0]["actual"]["published"] = ["not-published"]
+    elif name == "cat-registration-flip":
+        entry = next(r for r in results if r["id"] == "registration-duplicate-backend")
+        entry["actual"]["registrations"] = [{"accepted": True}]
+    elif name == "cat-discovery-report":
+        report["discovery"]["id"] = "planted"
 
 
 REPORT_BREAKS = {
@@ -291,6 +345,10 @@ REPORT_BREAKS = {
     "result-duplicate": "ResultDuplicateId",
     "result-unknown": "ResultUnknownId",
     "result-wrong": "LifecycleResult",
+}
+CATALOGUE_REPORT_BREAKS = {
+    "cat-registration-flip": "CatalogueResult",
+    "cat-discovery-report": "DiscoveryMismatch",
 }
 
 
@@ -313,10 +371,10 @@ def _control_proxy(target: str, names: list[str]) -> ThreadingHTTPServer:
             if self.command == "GET" and self.path == "/receipts" and status == 200:
                 document = json.loads(payload)
                 for name in names:
-                    if name in BREAKS:
+                    if name in PLANTABLE:
                         # a scenario that did not run here (another transport) is left alone
                         with contextlib.suppress(StopIteration, IndexError, KeyError, ValueError):
-                            BREAKS[name][2](document["entries"])
+                            PLANTABLE[name](document["entries"])
                 payload = json.dumps(document).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
