@@ -309,7 +309,7 @@ ERRORS: dict[str, ErrorKind] = _kinds(
     ),
     (
         "ManifestMismatch",
-        "The discovered manifest is not the catalogue manifest (strict) or fails the upstream checks.",
+        "The discovered manifest is not the catalogue one (strict) or fails the upstream checks.",
         "Answer with the manifest docs/CATALOGUE.md states.",
     ),
     (

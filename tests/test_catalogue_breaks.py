@@ -99,3 +99,17 @@ def test_a_broken_report_is_named(tmp_path: Path, name: str) -> None:
         error.split(":")[0] for error in _failed(combination).values()
     }
     assert CATALOGUE_REPORT_BREAKS[name] in classes, (classes, combination["errors"])
+
+
+def test_a_receiver_hiding_its_lineage_verdicts_fails_those_probes(tmp_path: Path) -> None:
+    breaker = _adapter(tmp_path, "probe-breaker", ["--break", "cat-probe"], [])
+    code, report = _matrix(tmp_path, breaker, "--transports", "http")
+    assert code == 1
+    failed = _failed(report["combinations"][0])
+    wanted = [
+        "observe-self-parent-409",
+        "observe-identity-reused-409",
+        "observe-no-op-actual-change-409",
+    ]
+    assert sorted(failed) == sorted(wanted), failed
+    assert all(failed[name].startswith("ProbeFailed") for name in wanted), failed

@@ -23,6 +23,7 @@ import contextlib
 import copy
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -453,6 +454,38 @@ def _upload_relay(target_port: int) -> socket.socket:
     return listener
 
 
+def _status_relay(target_port: int) -> socket.socket:
+    """A byte relay to the AHP listener (plain HTTP) that answers 202 wherever it said 409:
+    a receiver that hides its lineage verdicts (`--break cat-probe`)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    conflict = re.compile(rb"HTTP/1\.[01] 409 [^\r]*\r\n")
+
+    def pump(source: socket.socket, sink: socket.socket, rewrite: bool) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(
+                    conflict.sub(b"HTTP/1.1 202 Accepted\r\n", chunk) if rewrite else chunk
+                )
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", target_port))
+            threading.Thread(target=pump, args=(upstream, client, True), daemon=True).start()
+            threading.Thread(target=pump, args=(client, upstream, False), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener
+
+
 def serve(names: list[str], config_path: str) -> int:
     settings = json.loads(Path(config_path).read_text())
     readiness = Path(settings["readinessFile"])
@@ -482,6 +515,11 @@ def serve(names: list[str], config_path: str) -> int:
         relay = _upload_relay(int(host_port[0].rsplit(":", 1)[1]))
         path = "/" + host_port[1] if len(host_port) > 1 else ""
         ready["uploadEndpoint"] = f"http://127.0.0.1:{relay.getsockname()[1]}{path}"
+    if "cat-probe" in names and ready.get("endpoint", "").startswith("http://"):
+        parts = ready["endpoint"].split("//", 1)[1].split("/", 1)
+        status_relay = _status_relay(int(parts[0].rsplit(":", 1)[1]))
+        path = "/" + parts[1] if len(parts) > 1 else ""
+        ready["endpoint"] = f"http://127.0.0.1:{status_relay.getsockname()[1]}{path}"
     ready["pid"] = os.getpid()
     partial = readiness.with_suffix(".partial")
     partial.write_text(json.dumps(ready))

@@ -200,10 +200,16 @@ def _relative(path: Path) -> str:
 
 class CatalogueSets(list[CatalogueSet]):
     def describe(self) -> list[dict[str, Any]]:
-        return [s.describe() for s in self]
+        from interop.suites.catalogue.probes import EXPECTED, SET
+
+        probes: dict[str, Any] = {"name": SET, "file": "interop/suites/catalogue/probes.py"}
+        probes.update(sha256="", scenarios=len(EXPECTED))
+        return [*(s.describe() for s in self), {**probes, "rows": list(EXPECTED.items())}]
 
     def row_count(self) -> int:
-        return sum(len(s.scenarios) for s in self)
+        from interop.suites.catalogue.probes import EXPECTED
+
+        return sum(len(s.scenarios) for s in self) + len(EXPECTED)
 
 
 def load_set(path: Path) -> CatalogueSet:

@@ -21,6 +21,7 @@ from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
+from interop.suites.catalogue import probes
 from interop.suites.catalogue.scenarios import CatalogueSet, CatalogueSets, load_sets
 from interop.suites.catalogue.verify import verify_set
 
@@ -69,6 +70,7 @@ class CatalogueSuite:
             for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
             if adapters[name].command(key) is None
         ]
+        probed = False
         for scenario_set in sets:
             if missing:
                 outcome.rows += [
@@ -87,7 +89,15 @@ class CatalogueSuite:
                     CombinationError("run", "Cancelled", "the run was interrupted")
                 )
                 break
-            self._run_set(ctx, outcome, combination, scenario_set, adapters)
+            probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
+        if missing:
+            outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
+        elif combination.transport != "http":
+            outcome.rows += probes.skipped(Status.INAPPLICABLE, "the receiver is probed over HTTP")
+        elif not probed:
+            outcome.rows += probes.skipped(
+                Status.NOT_RUN, "the combination failed before its receiver was probed"
+            )
         outcome.seconds = time.monotonic() - started
         if done is not None:
             done(outcome)
@@ -100,8 +110,10 @@ class CatalogueSuite:
         combination: Combination,
         scenario_set: CatalogueSet,
         adapters: dict[str, Adapter],
-    ) -> None:
-        """One set's client run against a fresh server, judged into `outcome`."""
+        probed: bool,
+    ) -> bool:
+        """One set's client run against a fresh server, judged into `outcome`; probes the
+        receiver once per combination. Returns whether it has been probed (now or before)."""
         client, server_adapter = adapters[combination.client], adapters[combination.server]
         stage = f"client[{scenario_set.name}]"
         home = ctx.unique(f"catalogue-{scenario_set.name}")
@@ -184,6 +196,10 @@ class CatalogueSuite:
         )
         outcome.rows += judged
         outcome.errors += set_errors
+        clean = not set_errors and all(r.status != Status.FAILED for r in judged)
+        if server is not None and clean and not probed:
+            probed = True
+            outcome.rows += probes.run_probes(ctx, server, combination.auth)
         if server is not None:
             server.stop()
             ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
@@ -195,3 +211,4 @@ class CatalogueSuite:
                         f"left running by the server: {len(server.leaks)} process(es)",
                     )
                 )
+        return probed
