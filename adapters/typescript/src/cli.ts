@@ -1,7 +1,9 @@
 // The adapter contract's command line: `COMMAND --config PATH`, where each
 // command is a suite's role (adapter.json names them). A later suite adds a
-// module under suites/ and rows here. Only the chosen suite is loaded, to
-// keep start-up short.
+// module under suites/ and rows here. The lifecycle commands serve every
+// step-driven suite: the config's `suite` picks the module (lifecycle when
+// absent; a suite none implements goes to the lifecycle module, which
+// reports it). Only the chosen suite is loaded, to keep start-up short.
 //
 // Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
 // line names the file and the field), 1 any other failure.
@@ -9,14 +11,33 @@
 /** A role: runs with the config file's path; resolves with the exit code. */
 type Role = (configPath: string) => Promise<number>;
 
+/** The step-driven suites' modules, by the `suite` of their configs. */
+const STEP_SUITES: Readonly<
+  Record<string, () => Promise<{ roles: Record<"client" | "server", Role> }>>
+> = {
+  lifecycle: () => import("./suites/lifecycle.js"),
+  catalogue: () => import("./suites/catalogue.js"),
+};
+
+/** A lifecycle command's role: the module of the config's suite runs it. */
+function stepRole(role: "client" | "server"): Role {
+  return async (path) => {
+    const { stepSuiteOf } = await import("./contract/config.js");
+    const suite = stepSuiteOf(path);
+    const load =
+      (suite === null ? undefined : STEP_SUITES[suite]) ??
+      STEP_SUITES["lifecycle"];
+    if (load === undefined) throw new Error("no lifecycle suite");
+    return (await load()).roles[role](path);
+  };
+}
+
 const COMMANDS: Readonly<Record<string, () => Promise<Role>>> = {
   client: async () => (await import("./suites/core.js")).roles.client,
   server: async () => (await import("./suites/core.js")).roles.server,
   replay: async () => (await import("./suites/core.js")).roles.replay,
-  "lifecycle-client": async () =>
-    (await import("./suites/lifecycle.js")).roles.client,
-  "lifecycle-server": async () =>
-    (await import("./suites/lifecycle.js")).roles.server,
+  "lifecycle-client": () => Promise.resolve(stepRole("client")),
+  "lifecycle-server": () => Promise.resolve(stepRole("server")),
 };
 
 const USAGE = `usage: node dist/cli.js ${Object.keys(COMMANDS).join("|")} --config PATH`;

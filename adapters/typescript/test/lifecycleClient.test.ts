@@ -886,7 +886,7 @@ describe("lifecycle client: what it does not run", () => {
   test("another suite: every row unsupported, naming it; exit 0", async () => {
     const directory = tempDir("ahp-ts-lc-suite-");
     const config = stdioClientConfig(directory, stepFile, {
-      suite: "catalogue",
+      suite: "nonesuch",
     });
     const result = await runLifecycleClient(
       directory,
@@ -898,7 +898,7 @@ describe("lifecycle client: what it does not run", () => {
     assert.equal(result.report.results.length, STEP_ROWS.length);
     for (const row of result.report.results) {
       assert.equal(row.status, "unsupported");
-      assert.match(row.error ?? "", /catalogue/);
+      assert.match(row.error ?? "", /nonesuch/);
     }
     assert.equal(
       existsSync(config["childPidFile"] as string),

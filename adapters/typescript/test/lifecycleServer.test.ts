@@ -786,7 +786,7 @@ describe("lifecycle server config", () => {
   test("an unknown suite, or no upload credential, is exit 2 naming the field", async () => {
     const directory = tempDir("ahp-ts-lc-config-");
     for (const [extra, field] of [
-      [{ suite: "catalogue" }, "suite"],
+      [{ suite: "nonesuch" }, "suite"],
       [{ uploadAuth: null }, "uploadAuth"],
       [{ uploadAuth: {} }, "uploadAuth.token"],
     ] as const) {

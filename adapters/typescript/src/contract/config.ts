@@ -354,8 +354,27 @@ export function readScenarios(
 
 // ---------------------------------------------------------------- step-driven suites
 
-/** The suites whose server is driven by steps (docs/LIFECYCLE.md). */
-export type StepSuite = "lifecycle";
+/** The suites whose server is driven by steps (docs/LIFECYCLE.md, docs/CATALOGUE.md). */
+export type StepSuite = "lifecycle" | "catalogue";
+
+/** Every step-driven suite this adapter runs (the lifecycle commands). */
+export const STEP_SUITES: readonly StepSuite[] = ["lifecycle", "catalogue"];
+
+/**
+ * The `suite` a step-driven config names (`lifecycle` when absent), to pick
+ * the module that reads the config for good; null when the file cannot be
+ * read or `suite` is not a string (that module then says why).
+ */
+export function stepSuiteOf(path: string): string | null {
+  try {
+    const config = readJsonFile(path);
+    const suite = isObject(config) ? (config["suite"] ?? "lifecycle") : null;
+    return typeof suite === "string" ? suite : null;
+  } catch (error) {
+    if (error instanceof ConfigError) return null;
+    throw error;
+  }
+}
 
 export interface StepServerSettings {
   readonly configFile: string;
@@ -365,8 +384,8 @@ export interface StepServerSettings {
   readonly scenarioFile: string;
   readonly auth: AuthSettings;
   readonly tls: TlsFiles | null;
-  /** The one upload token the upload receiver accepts. */
-  readonly uploadToken: string;
+  /** The one upload token the upload receiver accepts; null when the suite uploads nothing. */
+  readonly uploadToken: string | null;
   readonly schemaDir: SchemaDir;
 }
 
@@ -419,7 +438,10 @@ export interface StepClientSettings {
   readonly language: string;
 }
 
-/** The step-driven server config; `suites` are the suites this server runs. */
+/**
+ * The step-driven server config; `suites` are the suites this server runs.
+ * `uploadAuth` is required by the lifecycle suite only.
+ */
 export function readStepServerConfig(
   path: string,
   suites: readonly StepSuite[],
@@ -432,10 +454,16 @@ export function readStepServerConfig(
   )
     config.fail(
       "suite",
-      `unknown suite ${JSON.stringify(suite)}: this server runs ${suites.join(", ")}`,
+      `unknown suite ${JSON.stringify(suite)}: this server runs ${STEP_SUITES.join(", ")}`,
     );
-  const uploadAuth =
-    config.object("uploadAuth") ?? config.fail("uploadAuth", "is required");
+  // Only the lifecycle suite uploads; another suite's uploadAuth is unused.
+  const uploadToken =
+    suite === "lifecycle"
+      ? (
+          config.object("uploadAuth") ??
+          config.fail("uploadAuth", "is required")
+        ).requiredString("token")
+      : null;
   return {
     configFile: path,
     suite: suite as StepSuite,
@@ -444,7 +472,7 @@ export function readStepServerConfig(
     scenarioFile: config.requiredString("scenarioFile"),
     auth: readAuth(config),
     tls: readTls(config),
-    uploadToken: uploadAuth.requiredString("token"),
+    uploadToken,
     schemaDir: schemaDirFor(config.optionalString("schemaDir")),
   };
 }

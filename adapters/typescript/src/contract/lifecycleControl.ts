@@ -2,7 +2,9 @@
 // docs/LIFECYCLE.md): health, the receipt entries, bounded waits on them,
 // sticky releases of held replies by request id, the client's marks, stray
 // frames written over stdio (`/emit`), shutdown. Answers are upstream style:
-// `{"ok": true}`; a wait that runs out gets 408.
+// `{"ok": true}`; a wait that runs out gets 408. The catalogue suite
+// (docs/CATALOGUE.md) has health, receipts, the wait for an event's
+// verdicts and shutdown.
 
 import { isObject, type Json, type JsonObject } from "../sdk/json.js";
 import type { Barriers } from "./barriers.js";
@@ -36,6 +38,33 @@ async function waited(
   );
 }
 
+/**
+ * `POST /wait-observed {eventId, count}`: blocks until `count` entries of
+ * one of `kinds` exist for the event.
+ */
+function waitObserved(
+  log: EntryLog,
+  kinds: readonly string[],
+  waitLimitMs: number,
+): ControlRoutes[string] {
+  return (input) => {
+    const eventId = stringField(input, "eventId");
+    const count = countField(input);
+    return waited(
+      log.waitFor(
+        (e) =>
+          typeof e["kind"] === "string" &&
+          kinds.includes(e["kind"]) &&
+          e["eventId"] === eventId,
+        count,
+        waitLimitMs,
+      ),
+      `${count} ${kinds.join(" or ")} entr${count === 1 ? "y" : "ies"} of ${eventId}`,
+      waitLimitMs,
+    );
+  };
+}
+
 /** The step-driven control routes over `log`; `holds` keeps the held replies by request id. */
 export function lifecycleControlRoutes(
   context: ServerContext,
@@ -59,19 +88,7 @@ export function lifecycleControlRoutes(
         waitLimitMs,
       );
     },
-    "POST /wait-observed": (input) => {
-      const eventId = stringField(input, "eventId");
-      const count = countField(input);
-      return waited(
-        log.waitFor(
-          (e) => e["kind"] === "observed" && e["eventId"] === eventId,
-          count,
-          waitLimitMs,
-        ),
-        `${count} observation(s) of ${eventId}`,
-        waitLimitMs,
-      );
-    },
+    "POST /wait-observed": waitObserved(log, ["observed"], waitLimitMs),
     "POST /release": (input) => {
       holds.release(stringField(input, "id"));
       return OK;
@@ -106,5 +123,26 @@ export function lifecycleControlRoutes(
       holds.releaseAll();
       return new ControlAnswer(OK, 200, context.stop);
     },
+  };
+}
+
+/**
+ * The catalogue suite's control routes over `log`: `/wait-observed` counts
+ * the event's verdicts, `observed` or `rejected`.
+ */
+export function catalogueControlRoutes(
+  context: ServerContext,
+  log: EntryLog,
+  waitLimitMs = WAIT_LIMIT_MS,
+): ControlRoutes {
+  return {
+    "GET /health": () => ({ ready: true }),
+    "GET /receipts": () => ({ entries: log.snapshot() }),
+    "POST /wait-observed": waitObserved(
+      log,
+      ["observed", "rejected"],
+      waitLimitMs,
+    ),
+    "POST /shutdown": () => new ControlAnswer(OK, 200, context.stop),
   };
 }

@@ -49,6 +49,14 @@ export class Refusal {
 }
 
 /**
+ * A message taken, answered over HTTP with `status` (e.g. 202) and no body;
+ * over stdio nothing is written (a notification is never answered there).
+ */
+export class Acknowledgement {
+  constructor(readonly status: number) {}
+}
+
+/**
  * An answer written exactly as given, whatever it is (a scripted fault):
  * over HTTP with `status` and `Content-Type: application/json`, over stdio
  * `body` as a line.
@@ -75,10 +83,11 @@ export const SILENCE = new Silence();
 
 /**
  * A reply to send (any JSON value, sent unchanged), undefined for none (a
- * notification: HTTP 204, nothing over stdio), a refusal, a raw answer, or
- * silence.
+ * notification: HTTP 204, nothing over stdio), a refusal, an empty answer
+ * with a status of its own, a raw answer, or silence.
  */
-export type Reply = Json | undefined | Refusal | RawReply | Silence;
+export type Reply =
+  Json | undefined | Refusal | Acknowledgement | RawReply | Silence;
 
 /** What a suite's server does with each parsed message. */
 export interface ServerBehaviour {
@@ -210,7 +219,8 @@ class Server {
     // Silence: nothing is written; the connection closes when the client
     // closes it or the server stops (stop closes every connection).
     if (sent instanceof Silence) return;
-    if (sent instanceof Refusal) sendEmpty(response, sent.status);
+    if (sent instanceof Refusal || sent instanceof Acknowledgement)
+      sendEmpty(response, sent.status);
     else if (sent instanceof RawReply)
       sendJson(response, sent.status, sent.body);
     else if (sent === undefined) sendEmpty(response, 204);
@@ -227,7 +237,7 @@ class Server {
   async serveStdio(): Promise<void> {
     const reader = new LineReader(process.stdin, this.limits.maxBodyBytes);
     const write = (reply: Reply) => {
-      if (reply instanceof Silence) return;
+      if (reply instanceof Silence || reply instanceof Acknowledgement) return;
       if (reply instanceof Refusal) {
         diagnostic(`refused (${reply.status}): ${reply.reason}`);
         if (reply.stdioReply !== undefined)

@@ -1,6 +1,9 @@
-// The discovery manifest this server answers to `hooks/capabilities` and
-// `GET /capabilities`: the nine core boundaries, intercept mode, with the
-// effects, modify targets and flow operations each event defines.
+// The discovery manifests a server answers to `hooks/capabilities` and
+// `GET /capabilities`. The core and lifecycle suites': the nine core
+// boundaries, intercept mode, with the effects, modify targets and flow
+// operations each event defines. The catalogue suite's (docs/CATALOGUE.md,
+// "Discovery"): every catalogue event type but `hook.failure`, observable,
+// three of them also interceptable.
 
 import type { Json, JsonObject } from "./json.js";
 
@@ -110,11 +113,91 @@ export function discoveryManifest(): JsonObject {
   };
 }
 
-/** A `hooks/capabilities` success response for `id`. */
-export function discoveryResponse(id: Json): JsonObject {
+/**
+ * The catalogue's event types in the order of the protocol's event type
+ * list (`common.schema.json#/$defs/eventType`), `hook.failure` left out: a
+ * host reports its own failures, nobody subscribes to them here.
+ */
+export const CATALOGUE_EVENTS: readonly string[] = [
+  "tool.before",
+  "tool.after",
+  "session.start",
+  "config.change.before",
+  "turn.start",
+  "turn.finish.before",
+  "model.request.before",
+  "model.response.after",
+  "model.switch.before",
+  "tool.permission.request",
+  "tool.batch.after",
+  "context.compact.before",
+  "context.compact.after",
+  "task.change.before",
+  "user.elicitation.request",
+  "user.elicitation.result",
+  "user.message.inbound",
+  "user.message.outbound",
+  "workspace.change.before",
+  "session.end",
+  "config.change.after",
+  "turn.end",
+  "turn.progress",
+  "model.error",
+  "model.switch.after",
+  "tool.permission.resolved",
+  "tool.progress",
+  "task.change.after",
+  "user.attention",
+  "workspace.change.after",
+  "file.changed",
+];
+
+/** The catalogue events that may also be intercepted, with what an interceptor may do there. */
+const CATALOGUE_INTERCEPTS: Readonly<Record<string, () => JsonObject>> = {
+  "tool.before": () => ({
+    effects: ["deny", "allow", "ask", "modify", "message", "flow"],
+    modify: { input: { replace: true, merge: true } },
+    flow: { operations: ["stop"] },
+  }),
+  "tool.after": () => ({
+    effects: ["modify", "message"],
+    modify: { output: { replace: true, merge: false } },
+  }),
+  "turn.start": () => ({ effects: ["deny", "message"] }),
+};
+
+/** The catalogue suite's manifest (a fresh copy each call). */
+export function catalogueManifest(): JsonObject {
+  return {
+    events: CATALOGUE_EVENTS.map((event) => {
+      const capabilities = CATALOGUE_INTERCEPTS[event];
+      return capabilities === undefined
+        ? { event, modes: ["observe"] }
+        : {
+            event,
+            modes: ["intercept", "observe"],
+            capabilities: capabilities(),
+          };
+    }),
+    gaps: [],
+    transports: ["http"],
+    authentication: ["bearer"],
+    toolPaths: ["native"],
+    contentCategories: ["text"],
+    limits: { minTimeoutMs: 100, maxTimeoutMs: 30000 },
+    managedPolicy: { scopes: ["user", "project"], disableable: true },
+    correlationIdentityFields: ["session.id", "call.id"],
+  };
+}
+
+/** A `hooks/capabilities` success response for `id` announcing `manifest`. */
+export function discoveryResponse(
+  id: Json,
+  manifest: JsonObject = discoveryManifest(),
+): JsonObject {
   return {
     jsonrpc: "2.0",
     id,
-    result: { protocolVersion: "draft", manifest: discoveryManifest() },
+    result: { protocolVersion: "draft", manifest },
   };
 }

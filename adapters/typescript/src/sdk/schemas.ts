@@ -25,7 +25,7 @@ import { SettingError } from "./settings.js";
 
 export const SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/";
 /** Bump when the set of generated validators or their options change. */
-const GENERATOR_VERSION = "3";
+const GENERATOR_VERSION = "4";
 
 /** The adapter directory (this file is dist/sdk/schemas.js). */
 const ADAPTER_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -40,8 +40,12 @@ export interface SchemaSet {
   readonly request: Check;
   /** `intercept-response.schema.json`: a whole JSON-RPC response message. */
   readonly response: Check;
+  /** `capabilities-request.schema.json`: a whole `hooks/capabilities` request. */
+  readonly capabilitiesRequest: Check;
   /** `capabilities-response.schema.json`: a whole discovery response. */
   readonly capabilitiesResponse: Check;
+  /** `registration.schema.json`: a hook registration document. */
+  readonly registration: Check;
   /** `observe-notification.schema.json`: a whole `hooks/observe` notification. */
   readonly observe: Check;
   /** `content-upload-receipt.schema.json`: the `{ref, size, sha256}` of a 201 upload. */
@@ -57,7 +61,9 @@ interface Validate {
 type ValidatorName =
   | "request"
   | "response"
+  | "capabilitiesRequest"
   | "capabilitiesResponse"
+  | "registration"
   | "observe"
   | "uploadReceipt"
   | "messages"
@@ -71,7 +77,9 @@ type Validators = Record<ValidatorName, Validate>;
 const TARGETS: Record<ValidatorName, string> = {
   request: `${SCHEMA_BASE}intercept-request.schema.json`,
   response: `${SCHEMA_BASE}intercept-response.schema.json`,
+  capabilitiesRequest: `${SCHEMA_BASE}capabilities-request.schema.json`,
   capabilitiesResponse: `${SCHEMA_BASE}capabilities-response.schema.json`,
+  registration: `${SCHEMA_BASE}registration.schema.json`,
   observe: `${SCHEMA_BASE}observe-notification.schema.json`,
   uploadReceipt: `${SCHEMA_BASE}content-upload-receipt.schema.json`,
   messages: `${SCHEMA_BASE}content-item.schema.json#/$defs/messages`,
@@ -216,7 +224,9 @@ export function loadSchemas(directory: string): SchemaSet {
       request(value) ??
       (idMatchesEvent(value) ? null : "/id differs from params.event.id"),
     response: check(validators.response),
+    capabilitiesRequest: check(validators.capabilitiesRequest),
     capabilitiesResponse: check(validators.capabilitiesResponse),
+    registration: check(validators.registration),
     observe: check(validators.observe),
     uploadReceipt: check(validators.uploadReceipt),
     content: {

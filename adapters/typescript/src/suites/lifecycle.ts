@@ -1233,8 +1233,9 @@ async function runServer(configPath: string): Promise<number> {
     file: configPath,
     field: "scenarioFile",
   });
+  // readStepServerConfig requires the upload token of a lifecycle server.
   const { suite } = lifecycleServer(scenarios, {
-    uploadToken: settings.uploadToken,
+    uploadToken: settings.uploadToken ?? "",
     schemas,
   });
   const { startServer } = await import("../contract/server.js");

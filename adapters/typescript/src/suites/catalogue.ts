@@ -1,0 +1,486 @@
+// The catalogue suite (docs/CATALOGUE.md): every event type on the wire,
+// source-local lineage at the receiver, registration documents a host-side
+// SDK could not enforce refused.
+//
+// Client: discovers the server's manifest once (`hooks/capabilities`),
+// then runs each scenario's steps: `notify` sends a message its SDK found
+// valid, `rawNotify` sends one unchecked, `register` evaluates a
+// registration document against the discovered manifest. After every
+// notification it waits (`/wait-observed`) until the server recorded a
+// verdict for it. It reports what it sent, what it decided and what
+// discovery answered, with the server's receipts.
+//
+// Server: answers discovery with the catalogue manifest, judges each
+// `hooks/observe` (schema 400, lineage 409, else observed 202), records
+// every verdict before answering it; over stdio a notification is never
+// answered.
+
+import {
+  encodeJson,
+  errorResponse,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  replyId,
+} from "../sdk/codec.js";
+import { hasKey, isObject, type Json, type JsonObject } from "../sdk/json.js";
+import { LineageChecker } from "../sdk/lineage.js";
+import { catalogueManifest, discoveryResponse } from "../sdk/manifest.js";
+import { eventOf } from "../sdk/observe.js";
+import { evaluateRegistration } from "../sdk/registration.js";
+import type { SchemaSet } from "../sdk/schemas.js";
+import { SettingError } from "../sdk/settings.js";
+import { within } from "../sdk/stdioTransport.js";
+import {
+  ConfigError,
+  readJsonFile,
+  readStepClientConfig,
+  readStepScenarios,
+  readStepServerConfig,
+  type StepClientSettings,
+  type StepScenario,
+} from "../contract/config.js";
+import { ControlError, type ControlClient } from "../contract/controlClient.js";
+import { EntryLog } from "../contract/entries.js";
+import { catalogueControlRoutes } from "../contract/lifecycleControl.js";
+import { writeReport, type ResultEntry } from "../contract/report.js";
+import {
+  Acknowledgement,
+  Refusal,
+  type Reply,
+  type ServerBehaviour,
+  type SuiteServer,
+} from "../contract/server.js";
+import {
+  asConfigError,
+  connect,
+  schemasFor,
+  type Connection,
+  type Wire,
+  type WireOptions,
+} from "../contract/steps.js";
+
+const SUITE = "catalogue";
+
+function note(text: string): void {
+  process.stderr.write(`ahp-ts catalogue client: ${text}\n`);
+}
+
+function debug(text: string): void {
+  if (process.env["AHP_DEBUG"]) note(text);
+}
+
+// ---------------------------------------------------------------- client
+
+/**
+ * Messages go to the endpoint as published. A notification's answer is a
+ * verdict (202, or 400 and 409 for a rejection, recorded either way); any
+ * other status means the receiver refused it before judging it.
+ */
+const CATALOGUE_WIRE: WireOptions = {
+  url: (endpoint) => new URL(endpoint),
+  refuses: (status) =>
+    !(status >= 200 && status < 300) && status !== 400 && status !== 409,
+};
+
+/** The one discovery request, sent before the first step. */
+const DISCOVERY_REQUEST: JsonObject = {
+  jsonrpc: "2.0",
+  id: "discovery",
+  method: "hooks/capabilities",
+  params: { protocolVersion: "draft" },
+};
+
+/** A row that cannot run to the end: reported `failed` with the reason. */
+class RowFailure extends Error {}
+
+const STEP_OPS = new Set(["notify", "rawNotify", "register"]);
+
+/** What discovery gave: the response as received (null for none) and the manifest, or why there is none. */
+interface Discovery {
+  readonly response: Json;
+  readonly manifest: JsonObject | null;
+  readonly problem: string | null;
+}
+
+async function discover(
+  wire: Wire,
+  schemas: SchemaSet,
+  timeoutMs: number,
+): Promise<Discovery> {
+  const received = await within(
+    wire.send(encodeJson(DISCOVERY_REQUEST), DISCOVERY_REQUEST["id"] ?? null),
+    timeoutMs,
+    null,
+  );
+  const none = (problem: string): Discovery => ({
+    response: null,
+    manifest: null,
+    problem,
+  });
+  if (received === null) return none(`no answer within ${timeoutMs} ms`);
+  if ("error" in received) return none(received.error);
+  if ("malformed" in received)
+    return none(`malformed answer: ${received.malformed}`);
+  const { response } = received;
+  const unusable = (problem: string): Discovery => ({
+    response,
+    manifest: null,
+    problem,
+  });
+  const invalid = schemas.capabilitiesResponse(response);
+  if (invalid !== null)
+    return unusable(`the answer fails capabilities-response: ${invalid}`);
+  if (!isObject(response) || response["id"] !== DISCOVERY_REQUEST["id"])
+    return unusable("the answer has another id");
+  const result = response["result"];
+  const manifest = isObject(result) ? result["manifest"] : undefined;
+  if (!isObject(manifest)) return unusable("the answer has no manifest");
+  return { response, manifest, problem: null };
+}
+
+/** What one client run shares across its rows. */
+class ClientRun {
+  /** By event id: how many notifications of it this run sent. */
+  private readonly sends = new Map<string, number>();
+
+  constructor(
+    readonly settings: StepClientSettings,
+    readonly wire: Wire,
+    readonly control: ControlClient,
+    readonly schemas: SchemaSet,
+    readonly discovery: Discovery,
+  ) {}
+
+  /** Counts one more notification of `eventId`; returns how many there have been. */
+  sent(eventId: string): number {
+    const count = (this.sends.get(eventId) ?? 0) + 1;
+    this.sends.set(eventId, count);
+    return count;
+  }
+}
+
+/** One scenario's steps. */
+class Row {
+  private readonly sent: Json[] = [];
+  private readonly registrations: JsonObject[] = [];
+
+  constructor(
+    private readonly run: ClientRun,
+    private readonly scenario: StepScenario,
+  ) {}
+
+  async execute(): Promise<JsonObject> {
+    for (const [index, step] of this.scenario.steps.entries()) {
+      const where = `steps[${index}]`;
+      if (!isObject(step)) throw new RowFailure(`${where} is not an object`);
+      switch (step["op"]) {
+        case "notify":
+          await this.notify(step, where);
+          break;
+        case "rawNotify":
+          await this.send(step["message"] ?? null, where);
+          break;
+        case "register":
+          this.register(step, where);
+          break;
+        default:
+          throw new RowFailure(
+            `${where}: op ${JSON.stringify(step["op"])} is not implemented`,
+          );
+      }
+    }
+    return { sent: this.sent, registrations: this.registrations };
+  }
+
+  /** Sends the message when the SDK finds it a valid `hooks/observe` notification. */
+  private async notify(step: JsonObject, where: string): Promise<void> {
+    const message = step["message"] ?? null;
+    const invalid = this.run.schemas.observe(message);
+    if (invalid !== null) {
+      debug(
+        `${this.scenario.id} ${where}: not sent, it fails observe-notification: ${invalid}`,
+      );
+      return;
+    }
+    await this.send(message, where);
+  }
+
+  /**
+   * Sends `message` unchanged, then waits until the server recorded as
+   * many verdicts for its event as this run sent notifications of it.
+   */
+  private async send(message: Json, where: string): Promise<void> {
+    const eventId = eventOf(message)?.["id"];
+    if (typeof eventId !== "string")
+      throw new RowFailure(
+        `${where}: the message has no string params.event.id to wait for`,
+      );
+    const notification = this.run.wire.notify(encodeJson(message));
+    this.sent.push(message);
+    const count = this.run.sent(eventId);
+    const refused = notification.refused.then((reason) => {
+      throw new RowFailure(
+        `${where}: the notification of ${eventId} failed: ${reason}`,
+      );
+    });
+    try {
+      await Promise.race([
+        this.run.control.ok("/wait-observed", { eventId, count }),
+        refused,
+      ]);
+    } finally {
+      notification.done();
+    }
+  }
+
+  /** Evaluates a registration document against the discovered manifest. */
+  private register(step: JsonObject, where: string): void {
+    const { manifest, problem } = this.run.discovery;
+    if (manifest === null)
+      throw new RowFailure(`${where}: no manifest was discovered: ${problem}`);
+    if (!hasKey(step, "registration"))
+      throw new RowFailure(`${where}: register needs a registration`);
+    const requirements = step["requirements"] ?? [];
+    if (!Array.isArray(requirements))
+      throw new RowFailure(`${where}: requirements must be a list`);
+    const context = step["context"] ?? {};
+    if (!isObject(context))
+      throw new RowFailure(`${where}: context must be an object`);
+    const verdict = evaluateRegistration(
+      {
+        registration: step["registration"] ?? null,
+        manifest,
+        requirements,
+        context,
+      },
+      this.run.schemas.registration,
+    );
+    if (verdict.accepted) {
+      this.registrations.push({ accepted: true });
+      return;
+    }
+    debug(
+      `${this.scenario.id} ${where}: refused by ${verdict.rule}: ${verdict.reason}`,
+    );
+    this.registrations.push({ accepted: false, rule: verdict.rule });
+  }
+}
+
+async function runRow(
+  run: ClientRun,
+  scenario: StepScenario,
+): Promise<ResultEntry> {
+  const { id } = scenario;
+  for (const step of scenario.steps) {
+    const op = isObject(step) ? step["op"] : undefined;
+    if (typeof op !== "string" || !STEP_OPS.has(op))
+      return {
+        id,
+        status: "unsupported",
+        error: `step op ${JSON.stringify(op ?? null)} is not implemented`,
+      };
+  }
+  try {
+    return {
+      id,
+      status: "completed",
+      actual: await new Row(run, scenario).execute(),
+    };
+  } catch (error) {
+    if (error instanceof RowFailure || error instanceof ControlError) {
+      note(`${id}: ${error.message}`);
+      return { id, status: "failed", error: error.message };
+    }
+    throw error;
+  }
+}
+
+async function runClient(configPath: string): Promise<number> {
+  const settings = readStepClientConfig(configPath);
+  const scenarios = readStepScenarios(settings.scenarioFile, {
+    file: configPath,
+    field: "scenarioFile",
+  });
+  const schemas = schemasFor(configPath, settings.schemaDir);
+  if (settings.suite !== SUITE) {
+    const error = `suite ${JSON.stringify(settings.suite)} is not implemented by this client`;
+    writeReport(
+      settings.reportFile,
+      settings.language,
+      scenarios.map(({ id }) => ({ id, status: "unsupported", error })),
+    );
+    return 0;
+  }
+  const results: ResultEntry[] = [];
+  const extra: Record<string, Json> = { discovery: null };
+  let opened: Connection | null = null;
+  try {
+    opened = await connect(settings, CATALOGUE_WIRE);
+  } catch (error) {
+    if (error instanceof SettingError || error instanceof ConfigError)
+      throw asConfigError(configPath, error);
+    const reason = `cannot open transport: ${(error as Error).message}`;
+    note(reason);
+    for (const { id } of scenarios)
+      results.push({ id, status: "failed", error: reason });
+  }
+  if (opened !== null) {
+    const { wire, control } = opened;
+    try {
+      const discovery = await discover(wire, schemas, settings.timeoutMs);
+      if (discovery.problem !== null) note(`discovery: ${discovery.problem}`);
+      extra["discovery"] = discovery.response;
+      const run = new ClientRun(settings, wire, control, schemas, discovery);
+      for (const scenario of scenarios)
+        results.push(await runRow(run, scenario));
+      try {
+        extra["receipts"] = await control.get("/receipts");
+      } catch (error) {
+        note(`cannot fetch the receipts: ${(error as Error).message}`);
+      }
+    } finally {
+      control.close();
+      await wire.close();
+    }
+  }
+  writeReport(settings.reportFile, settings.language, results, extra);
+  return 0;
+}
+
+// ---------------------------------------------------------------- server
+
+/**
+ * The catalogue server's behaviour: discovery answered with the catalogue
+ * manifest; each `hooks/observe` judged by its schema, then by source-local
+ * lineage (state for the life of the server), and its verdict recorded
+ * before it is answered.
+ */
+export class CatalogueBehaviour implements ServerBehaviour {
+  private readonly lineage = new LineageChecker();
+
+  constructor(
+    private readonly log: EntryLog,
+    private readonly schemas: SchemaSet,
+  ) {}
+
+  capabilities(): JsonObject {
+    return discoveryResponse("discovery", catalogueManifest());
+  }
+
+  handle(message: Json): Reply {
+    if (!isObject(message))
+      return errorResponse(null, INVALID_REQUEST, "not a JSON-RPC object");
+    const method = message["method"];
+    if (method === "hooks/capabilities") return this.discovery(message);
+    if (method === "hooks/observe") return this.observe(message);
+    // Nothing else is served here, and nothing else is recorded.
+    if (!hasKey(message, "id")) return undefined;
+    return typeof method === "string"
+      ? errorResponse(
+          replyId(message),
+          METHOD_NOT_FOUND,
+          `${method} is not served by the catalogue suite`,
+        )
+      : errorResponse(
+          replyId(message),
+          INVALID_REQUEST,
+          "not a JSON-RPC request",
+        );
+  }
+
+  private discovery(message: JsonObject): Reply {
+    const invalid = this.schemas.capabilitiesRequest(message);
+    const response =
+      invalid === null
+        ? discoveryResponse(message["id"] ?? null, catalogueManifest())
+        : errorResponse(
+            replyId(message),
+            INVALID_PARAMS,
+            `invalid hooks/capabilities request: ${invalid}`,
+          );
+    this.log.append({ kind: "discovery", request: message, response });
+    return response;
+  }
+
+  private observe(message: JsonObject): Reply {
+    const event = eventOf(message);
+    const id = event?.["id"];
+    const eventId = typeof id === "string" ? id : null;
+    const invalid = this.schemas.observe(message);
+    if (invalid !== null || event === null) {
+      this.log.append({
+        kind: "rejected",
+        eventId,
+        message,
+        errorKind: "schema",
+      });
+      return new Refusal(
+        400,
+        `invalid hooks/observe: ${invalid ?? "no event"}`,
+      );
+    }
+    const verdict = this.lineage.judge(event);
+    if (!verdict.accepted) {
+      this.log.append({
+        kind: "rejected",
+        eventId,
+        message,
+        errorKind: "lineage",
+      });
+      return new Refusal(
+        409,
+        `lineage (${verdict.rule}) of ${eventId ?? "?"}: ${verdict.reason}`,
+      );
+    }
+    this.log.append({ kind: "observed", eventId, event, message });
+    return new Acknowledgement(202);
+  }
+}
+
+export interface CatalogueServerOptions {
+  readonly schemas: SchemaSet;
+  /** How long a control wait may block before its 408. */
+  readonly waitLimitMs?: number;
+}
+
+/** The catalogue suite's server, and the entry log it records into. */
+export function catalogueServer(options: CatalogueServerOptions): {
+  suite: SuiteServer;
+  log: EntryLog;
+} {
+  const log = new EntryLog();
+  const suite: SuiteServer = {
+    behaviour: new CatalogueBehaviour(log, options.schemas),
+    controlRoutes: (context) =>
+      catalogueControlRoutes(context, log, options.waitLimitMs),
+    onStop: () => log.stop(),
+  };
+  return { suite, log };
+}
+
+async function runServer(configPath: string): Promise<number> {
+  const settings = readStepServerConfig(configPath, [SUITE]);
+  const schemas = schemasFor(configPath, settings.schemaDir);
+  // The server needs nothing of the scenarios; their file must still be usable.
+  readJsonFile(settings.scenarioFile, {
+    file: configPath,
+    field: "scenarioFile",
+  });
+  const { suite } = catalogueServer({ schemas });
+  const { startServer } = await import("../contract/server.js");
+  let server;
+  try {
+    server = await startServer(settings, suite);
+  } catch (error) {
+    throw asConfigError(configPath, error);
+  }
+  await server.stopped;
+  return 0;
+}
+
+/** The catalogue suite's roles, by command (see cli.ts: the lifecycle commands with `suite: "catalogue"`). */
+export const roles = {
+  client: runClient,
+  server: runServer,
+} as const;
