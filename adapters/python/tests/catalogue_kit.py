@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import ADAPTER_DIR, REPO_ROOT
+from conftest import ADAPTER_DIR, REPO_ROOT, assert_contract
 from lifecycle_kit import ahp_command, request_json, write
 
 from ahp_py.contract.config import load_suite_server
@@ -104,7 +104,7 @@ def observe(value: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def server_config(home: Path, transport: str = "http", **extra: Any) -> Path:
+def server_config(home: Path, transport: str = "http", check: bool = True, **extra: Any) -> Path:
     scenarios = write(
         home / "scenarios.json", {"version": 1, "suite": "catalogue", "scenarios": []}
     )
@@ -116,6 +116,8 @@ def server_config(home: Path, transport: str = "http", **extra: Any) -> Path:
         "auth": {"mode": "none", "profile": "strict"},
         **extra,
     }
+    if check:
+        assert_contract("catalogue-server-config.schema.json", config)
     return write(home / f"server-{transport}.json", config)
 
 
@@ -134,6 +136,7 @@ class LiveCatalogue:
     def entries(self) -> list[dict[str, Any]]:
         status, answer = self.control("GET", "/receipts")
         assert status == 200 and set(answer) == {"entries"}
+        assert_contract("catalogue-control.schema.json#/$defs/receipts", answer)
         return list(answer["entries"])
 
     def post(self, message: Any, path: str = "/intercept") -> tuple[int, Any, bytes]:
@@ -160,6 +163,7 @@ def client_config(
     scenario_file: Path,
     transport: str,
     ready: dict[str, Any] | None = None,
+    check: bool = True,
     **extra: Any,
 ) -> Path:
     config: dict[str, Any] = {
@@ -181,6 +185,8 @@ def client_config(
             serverConfig=str(server_config(home, "stdio")),
         )
     config.update(extra)
+    if check:
+        assert_contract("catalogue-client-config.schema.json", config)
     return write(home / f"client-{transport}.json", config)
 
 
@@ -197,4 +203,5 @@ def run_client(config: Path) -> tuple[dict[str, Any], str]:
     assert completed.returncode == 0, completed.stderr
     settings = json.loads(config.read_text())
     report: dict[str, Any] = json.loads(Path(settings["reportFile"]).read_text())
+    assert_contract("catalogue-report.schema.json", report)
     return report, completed.stderr
