@@ -505,6 +505,7 @@ def specs() -> dict[str, Spec]:
             "items": [],
         },
         "rich": {
+            "session": {"id": "cat-session-0010", "agent": {"id": "cat-agent-main"}},
             "turn": {"id": "cat-turn-0602", "synthesized": False},
             "outcome": "max_iterations",
             "continuationCount": 3,
@@ -667,7 +668,11 @@ def specs() -> dict[str, Spec]:
             "current": MODEL,
             "proposed": OTHER_MODEL,
             "reason": "the context window is nearly full",
-            "pricing": {"currency": "EUR", "inputPerMillionTokens": 3, "outputPerMillionTokens": 15},
+            "pricing": {
+                "currency": "EUR",
+                "inputPerMillionTokens": 3,
+                "outputPerMillionTokens": 15,
+            },
             "items": [text_body(p("ms", 1), "switching to a larger window")],
             "extensions": EXTENSIONS,
         },
@@ -883,9 +888,7 @@ def specs() -> dict[str, Spec]:
     }
 
     s["user.elicitation.result"] = {
-        "minimal": {
-            "elicitation": {"server": "cat-mcp-forms", "mode": "form", "action": "cancel"}
-        },
+        "minimal": {"elicitation": {"server": "cat-mcp-forms", "mode": "form", "action": "cancel"}},
         "rich": {
             "session": RICH_SESSION,
             "elicitation": {
@@ -1070,7 +1073,9 @@ def specs() -> dict[str, Spec]:
             "turn": {"id": "cat-turn-2202", "synthesized": True},
             "outcome": "failed",
             "continuationCount": 1,
-            "items": [message("cat-msg-2201", "assistant", text_body(p("te", 1), "I hit a quota."))],
+            "items": [
+                message("cat-msg-2201", "assistant", text_body(p("te", 1), "I hit a quota."))
+            ],
             "lastAssistantItem": {"id": "cat-msg-2201", "synthesized": False},
             "usage": {
                 "kind": "total",
@@ -1132,7 +1137,9 @@ def specs() -> dict[str, Spec]:
                 synthesized=True,
             ),
             "final": True,
-            "items": [message("cat-msg-2303", "assistant", text_meta(p("tp", 4), "Partial answer"))],
+            "items": [
+                message("cat-msg-2303", "assistant", text_meta(p("tp", 4), "Partial answer"))
+            ],
             "extensions": EXTENSIONS,
         },
         "variants": [],

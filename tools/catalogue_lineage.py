@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from catalogue_wire import (
-    A,
-    B,
     JSON,
     LATER,
     LINEAGE,
     OK,
     SCHEMA,
+    A,
+    B,
     Row,
     event,
     note,
@@ -46,9 +46,7 @@ def task_before(
     eid: str, tid: str, op: str, change: JSON, *, parent: str | None = None, source: str = A
 ) -> JSON:
     fields = _optional(parent=parent)
-    return note(
-        event("task.change.before", eid, source, task=task(tid, op, change), **fields)
-    )
+    return note(event("task.change.before", eid, source, task=task(tid, op, change), **fields))
 
 
 def task_after(
@@ -69,7 +67,9 @@ def task_after(
                 "task.change.after", eid, source, time, task=task(tid, op, change, prior), **fields
             )
         )
-    return note(event("task.change.after", eid, source, task=task(tid, op, change, prior), **fields))
+    return note(
+        event("task.change.after", eid, source, task=task(tid, op, change, prior), **fields)
+    )
 
 
 def workspace(kind: str, change: JSON, prior: JSON = None, reason: str | None = None) -> JSON:
@@ -87,7 +87,13 @@ def ws_before(
 ) -> JSON:
     fields = _optional(parent=parent)
     return note(
-        event("workspace.change.before", eid, source, workspace=workspace(kind, change, prior), **fields)
+        event(
+            "workspace.change.before",
+            eid,
+            source,
+            workspace=workspace(kind, change, prior),
+            **fields,
+        )
     )
 
 
@@ -109,9 +115,7 @@ def ws_after(
     return note(event("workspace.change.after", eid, source, workspace=body, **fields))
 
 
-def files(
-    eid: str, changes: list[JSON], *, parent: str | None = None, source: str = A
-) -> JSON:
+def files(eid: str, changes: list[JSON], *, parent: str | None = None, source: str = A) -> JSON:
     fields = _optional(parent=parent)
     return note(event("file.changed", eid, source, changes=changes, **fields))
 
@@ -123,7 +127,9 @@ def change(path: str, op: str, *, before: JSON = None, after: JSON = None) -> JS
 def tool_before(eid: str, call: str, *, parent: str | None = None, source: str = A) -> JSON:
     fields = _optional(parent=parent)
     return note(
-        event("tool.before", eid, source, call={"id": call}, tool=CALL_TOOL, path="native", **fields)
+        event(
+            "tool.before", eid, source, call={"id": call}, tool=CALL_TOOL, path="native", **fields
+        )
     )
 
 
@@ -248,18 +254,14 @@ def identity() -> list[Row]:
     sid = "cat-lin-identity-other-source"
     m = task_before(f"{sid}:shared", "cat-task-l107", "create", {"title": "Alpha"}, source=A)
     other = files(f"{sid}:shared", [change("l107/b.txt", "create")], source=B)
-    out.append(
-        L("identity", sid, [notify(m), notify(other)], sent=[m, other], deliveries=[OK, OK])
-    )
+    out.append(L("identity", sid, [notify(m), notify(other)], sent=[m, other], deliveries=[OK, OK]))
 
     # The same task.id, type and parent with another operation is a redelivery too
     # (rule 1 compares task.id, not task.operation).
     sid = "cat-lin-redelivery-other-operation"
     m = task_before(f"{sid}:proposal", "cat-task-l108", "create", {"title": "Beta"})
     again = task_before(f"{sid}:proposal", "cat-task-l108", "update", {"title": "Beta 2"})
-    out.append(
-        L("identity", sid, [notify(m), notify(again)], sent=[m, again], deliveries=[OK, OK])
-    )
+    out.append(L("identity", sid, [notify(m), notify(again)], sent=[m, again], deliveries=[OK, OK]))
     return out
 
 
@@ -272,7 +274,9 @@ def cycles() -> list[Row]:
     # Its own parent: lineage. The rejection leaves the id unknown, so the same id
     # without a parent is then a new event: accepted.
     sid = "cat-lin-cycle-self"
-    loop = task_before(f"{sid}:loop", "cat-task-l201", "create", {"title": "Loop"}, parent=f"{sid}:loop")
+    loop = task_before(
+        f"{sid}:loop", "cat-task-l201", "create", {"title": "Loop"}, parent=f"{sid}:loop"
+    )
     fresh = task_before(f"{sid}:loop", "cat-task-l201", "create", {"title": "Loop"})
     out.append(
         L("cycle", sid, [raw(loop), notify(fresh)], sent=[loop, fresh], deliveries=[LINEAGE, OK])
@@ -288,7 +292,13 @@ def cycles() -> list[Row]:
     child = files(f"{sid}:child", [change("l203/a.txt", "create")], parent=f"{sid}:parent")
     parent = tool_before(f"{sid}:parent", "cat-call-l203", parent=f"{sid}:child")
     out.append(
-        L("cycle", sid, [notify(child), raw(parent)], sent=[child, parent], deliveries=[OK, LINEAGE])
+        L(
+            "cycle",
+            sid,
+            [notify(child), raw(parent)],
+            sent=[child, parent],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     # A three-event loop closed by its last event: a (parent c, unknown) ok; b (parent a)
@@ -360,16 +370,32 @@ def proposals() -> list[Row]:
         parent=f"{sid}:proposal",
     )
     out.append(
-        L("proposal", sid, [notify(before), notify(after)], sent=[before, after], deliveries=[OK, OK])
+        L(
+            "proposal",
+            sid,
+            [notify(before), notify(after)],
+            sent=[before, after],
+            deliveries=[OK, OK],
+        )
     )
 
     sid = "cat-lin-task-actual-other-task"
     before = task_before(f"{sid}:proposal", "cat-task-l302", "update", {"status": "review"})
     after = task_after(
-        f"{sid}:actual", "cat-task-l302-other", "update", {"status": "review"}, parent=f"{sid}:proposal"
+        f"{sid}:actual",
+        "cat-task-l302-other",
+        "update",
+        {"status": "review"},
+        parent=f"{sid}:proposal",
     )
     out.append(
-        L("proposal", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "proposal",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     sid = "cat-lin-task-actual-other-operation"
@@ -378,7 +404,13 @@ def proposals() -> list[Row]:
         f"{sid}:actual", "cat-task-l303", "update", {"title": "Gamma"}, parent=f"{sid}:proposal"
     )
     out.append(
-        L("proposal", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "proposal",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     sid = "cat-lin-workspace-actual-keeps-kind"
@@ -387,14 +419,26 @@ def proposals() -> list[Row]:
         f"{sid}:actual", "roots", {"workspaceRoots": ["/srv/l304"]}, parent=f"{sid}:proposal"
     )
     out.append(
-        L("proposal", sid, [notify(before), notify(after)], sent=[before, after], deliveries=[OK, OK])
+        L(
+            "proposal",
+            sid,
+            [notify(before), notify(after)],
+            sent=[before, after],
+            deliveries=[OK, OK],
+        )
     )
 
     sid = "cat-lin-workspace-actual-other-kind"
     before = ws_before(f"{sid}:proposal", "cwd", {"cwd": "/srv/l305"})
     after = ws_after(f"{sid}:actual", "switch", {"cwd": "/srv/l305"}, parent=f"{sid}:proposal")
     out.append(
-        L("proposal", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "proposal",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     # Wrong kind: a task actual under a workspace proposal, and the other way round.
@@ -404,14 +448,26 @@ def proposals() -> list[Row]:
         f"{sid}:actual", "cat-task-l306", "create", {"title": "Delta"}, parent=f"{sid}:proposal"
     )
     out.append(
-        L("proposal", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "proposal",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     sid = "cat-lin-workspace-actual-under-task-proposal"
     before = task_before(f"{sid}:proposal", "cat-task-l307", "create", {"title": "Epsilon"})
     after = ws_after(f"{sid}:actual", "cwd", {"cwd": "/srv/l307"}, parent=f"{sid}:proposal")
     out.append(
-        L("proposal", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "proposal",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     # A late proposal is checked against the children that named it.
@@ -560,7 +616,9 @@ def proposals() -> list[Row]:
     sid = "cat-lin-chain-task-life"
     tid = "cat-task-l317"
     c0 = task_before(f"{sid}:propose-create", tid, "create", {"title": "Lambda"})
-    c1 = task_after(f"{sid}:create", tid, "create", {"title": "Lambda"}, parent=f"{sid}:propose-create")
+    c1 = task_after(
+        f"{sid}:create", tid, "create", {"title": "Lambda"}, parent=f"{sid}:propose-create"
+    )
     u0 = task_before(
         f"{sid}:propose-update", tid, "update", {"status": "done"}, parent=f"{sid}:create"
     )
@@ -620,14 +678,26 @@ def noops() -> list[Row]:
         parent=f"{sid}:proposal",
     )
     out.append(
-        L("no-op", sid, [notify(before), raw(after)], sent=[before, after], deliveries=[OK, LINEAGE])
+        L(
+            "no-op",
+            sid,
+            [notify(before), raw(after)],
+            sent=[before, after],
+            deliveries=[OK, LINEAGE],
+        )
     )
 
     # Real changes: another value; a key prior lacks; no prior; not an update (create
     # with no key, remove equal to prior); a proposal (rule 4 is about actuals).
     sid = "cat-lin-real-task-change"
     sent = [
-        task_after(f"{sid}:value", "cat-task-l405-a", "update", {"status": "done"}, prior={"status": "open"}),
+        task_after(
+            f"{sid}:value",
+            "cat-task-l405-a",
+            "update",
+            {"status": "done"},
+            prior={"status": "open"},
+        ),
         task_after(
             f"{sid}:new-key",
             "cat-task-l405-b",
@@ -638,7 +708,11 @@ def noops() -> list[Row]:
         task_after(f"{sid}:no-prior", "cat-task-l405-c", "update", {"status": "done"}),
         task_after(f"{sid}:create-empty", "cat-task-l405-d", "create", {}),
         task_after(
-            f"{sid}:remove-equal", "cat-task-l405-e", "remove", {"title": "Mu"}, prior={"title": "Mu"}
+            f"{sid}:remove-equal",
+            "cat-task-l405-e",
+            "remove",
+            {"title": "Mu"},
+            prior={"title": "Mu"},
         ),
         task_before(f"{sid}:proposal-empty", "cat-task-l405-f", "update", {}),
     ]
@@ -647,10 +721,26 @@ def noops() -> list[Row]:
     # Strict equality: values of different JSON types are never equal.
     sid = "cat-lin-real-task-change-strict-types"
     sent = [
-        task_after(f"{sid}:number-string", "cat-task-l406-a", "update", {"priority": 1}, prior={"priority": "1"}),
-        task_after(f"{sid}:true-one", "cat-task-l406-b", "update", {"blocked": True}, prior={"blocked": 1}),
-        task_after(f"{sid}:zero-false", "cat-task-l406-c", "update", {"count": 0}, prior={"count": False}),
-        task_after(f"{sid}:null-empty-string", "cat-task-l406-d", "update", {"owner": None}, prior={"owner": ""}),
+        task_after(
+            f"{sid}:number-string",
+            "cat-task-l406-a",
+            "update",
+            {"priority": 1},
+            prior={"priority": "1"},
+        ),
+        task_after(
+            f"{sid}:true-one", "cat-task-l406-b", "update", {"blocked": True}, prior={"blocked": 1}
+        ),
+        task_after(
+            f"{sid}:zero-false", "cat-task-l406-c", "update", {"count": 0}, prior={"count": False}
+        ),
+        task_after(
+            f"{sid}:null-empty-string",
+            "cat-task-l406-d",
+            "update",
+            {"owner": None},
+            prior={"owner": ""},
+        ),
     ]
     out.append(L("no-op", sid, [notify(m) for m in sent], sent=sent, deliveries=[OK] * len(sent)))
 
@@ -753,7 +843,9 @@ def unknown_parents() -> list[Row]:
     t = task_after(
         f"{sid}:actual", "cat-task-l501", "create", {"title": "Nu"}, parent=f"{sid}:never-sent"
     )
-    w = ws_after(f"{sid}:moved", "roots", {"workspaceRoots": ["/srv/l501"]}, parent=f"{sid}:never-sent-2")
+    w = ws_after(
+        f"{sid}:moved", "roots", {"workspaceRoots": ["/srv/l501"]}, parent=f"{sid}:never-sent-2"
+    )
     out.append(L("unknown-parent", sid, [notify(t), notify(w)], sent=[t, w], deliveries=[OK, OK]))
 
     # Filtered: the proposal reached the receiver but was rejected by the schema, so it
@@ -782,7 +874,9 @@ def unknown_parents() -> list[Row]:
 
     # Another source's event with that id is not the parent.
     sid = "cat-lin-other-source-parent"
-    proposal = task_before(f"{sid}:proposal", "cat-task-l503", "update", {"status": "done"}, source=A)
+    proposal = task_before(
+        f"{sid}:proposal", "cat-task-l503", "update", {"status": "done"}, source=A
+    )
     child = task_after(
         f"{sid}:actual",
         "cat-task-l503-other",
@@ -792,18 +886,35 @@ def unknown_parents() -> list[Row]:
         source=B,
     )
     out.append(
-        L("unknown-parent", sid, [notify(proposal), notify(child)], sent=[proposal, child], deliveries=[OK, OK])
+        L(
+            "unknown-parent",
+            sid,
+            [notify(proposal), notify(child)],
+            sent=[proposal, child],
+            deliveries=[OK, OK],
+        )
     )
 
     # The same the other way round: a child of source B, then a mismatching proposal of
     # source A with the id it names: not its child, accepted.
     sid = "cat-lin-other-source-late-parent"
     child = task_after(
-        f"{sid}:actual", "cat-task-l504", "update", {"status": "done"}, parent=f"{sid}:proposal", source=B
+        f"{sid}:actual",
+        "cat-task-l504",
+        "update",
+        {"status": "done"},
+        parent=f"{sid}:proposal",
+        source=B,
     )
     proposal = ws_before(f"{sid}:proposal", "cwd", {"cwd": "/srv/l504"}, source=A)
     out.append(
-        L("unknown-parent", sid, [notify(child), notify(proposal)], sent=[child, proposal], deliveries=[OK, OK])
+        L(
+            "unknown-parent",
+            sid,
+            [notify(child), notify(proposal)],
+            sent=[child, proposal],
+            deliveries=[OK, OK],
+        )
     )
 
     # A lineage rejection changes no state: the rejected proposal is unknown, so a child
@@ -829,9 +940,7 @@ def unknown_parents() -> list[Row]:
     # A rejected child leaves no edge: its late parent is not checked against it, and no
     # loop runs through it.
     sid = "cat-lin-rejected-child-no-edge"
-    noop = task_after(
-        f"{sid}:actual", "cat-task-l506-noop", "update", {}, parent=f"{sid}:proposal"
-    )
+    noop = task_after(f"{sid}:actual", "cat-task-l506-noop", "update", {}, parent=f"{sid}:proposal")
     proposal = task_before(
         f"{sid}:proposal", "cat-task-l506", "update", {"status": "done"}, parent=f"{sid}:actual"
     )
@@ -852,7 +961,13 @@ def unknown_parents() -> list[Row]:
     )
     late = ws_before(f"{sid}:proposal", "cwd", {"cwd": "/srv/l507"})
     out.append(
-        L("unknown-parent", sid, [notify(child), raw(late)], sent=[child, late], deliveries=[OK, LINEAGE])
+        L(
+            "unknown-parent",
+            sid,
+            [notify(child), raw(late)],
+            sent=[child, late],
+            deliveries=[OK, LINEAGE],
+        )
     )
     return out
 

@@ -204,8 +204,8 @@ def raw(message_: JSON) -> Step:
     return Step({"op": "rawNotify", "message": _clone(message_)})
 
 
-def context(interactive: bool = False, **environment: str) -> JSON:
-    return {"interactive": interactive, "environment": dict(environment)}
+def context(interactive: bool = False, environment: dict[str, str] | None = None) -> JSON:
+    return {"interactive": interactive, "environment": dict(environment or {})}
 
 
 def register(
@@ -269,9 +269,13 @@ def bookkeeping(r: Row) -> list[str]:
     sid = r.id
     problems = []
     expected = r.scenario["expected"]
-    marked = [s.body["message"] for s in r.marks if s.op in ("notify", "rawNotify") and not s.refused]
+    marked = [
+        s.body["message"] for s in r.marks if s.op in ("notify", "rawNotify") and not s.refused
+    ]
     if expected["sent"] != marked:
-        problems.append(f"{sid}: sent must be the rawNotify and unrefused notify messages, in order")
+        problems.append(
+            f"{sid}: sent must be the rawNotify and unrefused notify messages, in order"
+        )
     if len(expected["deliveries"]) != len(expected["sent"]):
         problems.append(f"{sid}: one delivery per sent message")
     sending = [s for s in r.marks if s.op in ("notify", "rawNotify") and not s.refused]

@@ -113,7 +113,9 @@ def lint(rows: list[Row]) -> list[str]:
             problems.append(f"{sid}: expected keys must be {', '.join(EXPECTED_KEYS)}")
         if not scenario["steps"]:
             problems.append(f"{sid}: a scenario has at least one step")
-        problems += [f"{sid}: number outside I-JSON integers at {p}" for p in _numbers(scenario, "$")]
+        problems += [
+            f"{sid}: number outside I-JSON integers at {p}" for p in _numbers(scenario, "$")
+        ]
         problems += bookkeeping(r)
         registers = sum(s.op == "register" for s in r.marks)
         if isinstance(r.tag, tuple) and len(r.tag) != registers:
