@@ -164,6 +164,14 @@ def test_the_format(document: dict[str, Any], rows: list[dict[str, Any]]) -> Non
                 assert isinstance(step["message"]["params"]["event"]["id"], str)
 
 
+def test_the_harness_loads_it(document: dict[str, Any]) -> None:
+    from interop.suites.catalogue.scenarios import load_set
+
+    loaded = load_set(CATALOGUE)
+    assert len(loaded.scenarios) == len(document["scenarios"]) >= 200
+    assert loaded.document["description"] == document["description"]
+
+
 def test_the_lint_accepts_the_set_and_refuses_a_broken_one(tagged: list[Row]) -> None:
     assert generator.lint(tagged) == []
     broken = copy.deepcopy(tagged)
