@@ -112,6 +112,7 @@ def scenarios(session: nox.Session) -> None:
     _install(session)
     session.run("python", "tools/generate_scenarios.py", *session.posargs)
     session.run("python", "tools/generate_lifecycle_scenarios.py", *session.posargs)
+    session.run("python", "tools/generate_catalogue_scenarios.py", *session.posargs)
     _check_scenarios(session)
 
 
@@ -133,6 +134,7 @@ def tests(session: nox.Session) -> None:
     session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
     session.run("python", "tools/generate_scenarios.py", "--check")
     session.run("python", "tools/generate_lifecycle_scenarios.py", "--check")
+    session.run("python", "tools/generate_catalogue_scenarios.py", "--check")
     _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
@@ -170,4 +172,14 @@ def tests(session: nox.Session) -> None:
         "lifecycle",
         "--output",
         "reports/smoke/lifecycle.json",
+    )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "catalogue",
+        "--output",
+        "reports/smoke/catalogue.json",
     )
