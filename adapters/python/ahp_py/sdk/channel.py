@@ -35,7 +35,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, Protocol
 
-from . import codec
+from . import codec, rpc
 from .http import MalformedResponse, TransportError, _describe, intercept_url
 from .stdio import CLOSE_GRACE_SECONDS, MAX_LINE, _close_pipes, _kill_group
 
@@ -164,12 +164,12 @@ class HttpChannel:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.scheme, self.host, self.port, self.path = intercept_url(endpoint)
-        # notifications go to the base URL's /observe (upstream servers route by
-        # path; ours accept any path)
+        # notifications go to the base URL's /observe and capability discovery to its
+        # /capabilities (upstream servers route by path; ours accept any path)
         base, _, query = self.path.partition("?")
-        self.observe_path = base.removesuffix("/intercept") + "/observe"
-        if query:
-            self.observe_path += "?" + query
+        suffix = "?" + query if query else ""
+        self.observe_path = base.removesuffix("/intercept") + "/observe" + suffix
+        self.capabilities_path = base.removesuffix("/intercept") + "/capabilities" + suffix
         self.timeout = timeout
         self.ssl_context = ssl_context
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -246,7 +246,9 @@ class HttpChannel:
 
     def _exchange(self, message: Any, call: Call, timeout: float) -> None:
         try:
-            connection = self._send(message, self.path, timeout)
+            discovery = isinstance(message, dict) and message.get("method") == rpc.CAPABILITIES
+            path = self.capabilities_path if discovery else self.path
+            connection = self._send(message, path, timeout)
             call.on_abandon(lambda: _sever(connection))
             status, data = self._answer(connection)
             if status != 200:

@@ -299,7 +299,10 @@ class RpcHandler(Handler):
             return
         if not self._authorized():
             return
-        self._send(self.app.dispatch(codec.clone(rpc.GET_DISCOVERY)))
+        # an app may answer a GET apart from a POSTed request (the catalogue records
+        # only what a client sent as hooks/capabilities)
+        dispatch = getattr(self.app, "dispatch_get", self.app.dispatch)
+        self._send(dispatch(codec.clone(rpc.GET_DISCOVERY)))
 
     def _send(self, answer: rpc.Answer) -> None:
         if answer.hang is not None:

@@ -180,6 +180,12 @@ class CatalogueServer:
         log("server", f"method {method!r} is not served by the catalogue suite")
         return rpc.Answer(rpc.error(message["id"], rpc.METHOD_NOT_FOUND, "method not found"))
 
+    def dispatch_get(self, message: Any) -> rpc.Answer:
+        """``GET /capabilities`` (for upstream clients): answered, never recorded, as
+        it is no hooks/capabilities request a client sent (docs/CATALOGUE.md)."""
+        result = {"protocolVersion": PROTOCOL_VERSION, "manifest": catalogue_manifest()}
+        return rpc.Answer({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
     def discovery(self, message: dict[str, Any]) -> rpc.Answer:
         problem = self.schemas.error(CAPABILITIES_REQUEST, message)
         if problem:

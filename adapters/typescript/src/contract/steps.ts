@@ -61,6 +61,8 @@ export function schemasFor(
  */
 export interface WireOptions {
   readonly url: (endpoint: string) => URL;
+  /** Where notifications go (default: `url`'s). */
+  readonly notifyUrl?: (endpoint: string) => URL;
   readonly refuses: (status: number) => boolean;
 }
 
@@ -140,8 +142,9 @@ function httpNotification(
   transport: HttpClientTransport,
   line: string,
   refuses: (status: number) => boolean,
+  url?: URL,
 ) {
-  const pending = transport.notify(line);
+  const pending = transport.notify(line, url);
   const refused = pending.answer.then((answer): Promise<string> | string => {
     if ("error" in answer) return answer.error;
     if (refuses(answer.status)) return `HTTP status ${answer.status}`;
@@ -178,13 +181,15 @@ async function httpWire(
     MAX_IN_FLIGHT,
   );
   const send = async (line: string) => parsed(await transport.send(line));
+  const notifyUrl = options.notifyUrl?.(endpoint);
   const wire: Wire = {
     transport: "http",
     send,
     call: async (line, _id, deadlineMs) =>
       parsed(await transport.send(line, { timeoutMs: deadlineMs })),
     replay: send,
-    notify: (line) => httpNotification(transport, line, options.refuses),
+    notify: (line) =>
+      httpNotification(transport, line, options.refuses, notifyUrl),
     expectStray: () => Promise.reject(new Error("stray frames are stdio only")),
     close: () => transport.close(),
   };

@@ -198,11 +198,11 @@ export class HttpClientTransport implements ClientTransport {
    * keeps nothing alive (socket and timer unref'd) and is destroyed at
    * `abort()`, after the transport's bound, or at `close()`.
    */
-  notify(line: string): PendingNotification {
+  notify(line: string, url: URL = this.url): PendingNotification {
     const controller = new AbortController();
     this.pending.add(controller);
     const answer = this.notifications
-      .post(this.url, line, this.headers, {
+      .post(url, line, this.headers, {
         signal: controller.signal,
         unref: true,
       })
@@ -271,6 +271,17 @@ export function postForm(
 }
 
 /** The URL a client posts intercepts to: the endpoint, or endpoint + "/intercept". */
+/**
+ * `route` on the endpoint's base (the endpoint without a trailing
+ * `/intercept`): upstream servers route by path, ours accept any path.
+ */
+export function routeUrl(endpoint: string, route: string): URL {
+  const url = new URL(endpoint);
+  const base = url.pathname.replace(/\/intercept$/, "").replace(/\/+$/, "");
+  url.pathname = `${base}/${route}`;
+  return url;
+}
+
 export function interceptUrl(endpoint: string): URL {
   const url = new URL(endpoint);
   if (!url.pathname.endsWith("/intercept"))

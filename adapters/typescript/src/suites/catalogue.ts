@@ -31,6 +31,7 @@ import { evaluateRegistration } from "../sdk/registration.js";
 import type { SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { within } from "../sdk/stdioTransport.js";
+import { routeUrl } from "../sdk/httpTransport.js";
 import {
   ConfigError,
   readJsonFile,
@@ -73,12 +74,15 @@ function debug(text: string): void {
 // ---------------------------------------------------------------- client
 
 /**
- * Messages go to the endpoint as published. A notification's answer is a
- * verdict (202, or 400 and 409 for a rejection, recorded either way); any
- * other status means the receiver refused it before judging it.
+ * Discovery goes to the endpoint's `/capabilities` and notifications to its
+ * `/observe` (on the endpoint without `/intercept`: upstream servers route by
+ * path, ours accept any). A notification's answer is a verdict (202, or 400
+ * and 409 for a rejection, recorded either way); any other status means the
+ * receiver refused it before judging it.
  */
 const CATALOGUE_WIRE: WireOptions = {
-  url: (endpoint) => new URL(endpoint),
+  url: (endpoint) => routeUrl(endpoint, "capabilities"),
+  notifyUrl: (endpoint) => routeUrl(endpoint, "observe"),
   refuses: (status) =>
     !(status >= 200 && status < 300) && status !== 400 && status !== 409,
 };
