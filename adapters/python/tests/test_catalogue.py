@@ -515,3 +515,9 @@ def test_a_catalogue_client_with_an_unknown_suite_reports_unsupported(tmp_path: 
     report, _ = run_client(config)
     assert {r["status"] for r in report["results"]} == {"unsupported"}
     assert len(report["results"]) == len(upstream()["scenarios"])
+
+
+def test_get_capabilities_is_answered_and_never_recorded(live: LiveCatalogue) -> None:
+    status, answer, _ = request_json(live.port, "GET", "/capabilities", None)
+    assert status == 200 and answer["result"] == DISCOVERY_RESPONSE["result"]
+    assert live.entries() == []
