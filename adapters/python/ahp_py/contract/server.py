@@ -52,6 +52,10 @@ class AhpApp:
     def dispatch(self, message: Any) -> Answer:
         return self.backend.dispatch(message)
 
+    def dispatch_get(self, message: Any) -> Answer:
+        """``GET /capabilities``: the backend's own answer for it when it has one."""
+        return getattr(self.backend, "dispatch_get", self.backend.dispatch)(message)
+
 
 class ServerProcess:
     def __init__(
