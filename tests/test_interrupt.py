@@ -11,8 +11,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
 
 from interop import ROOT
 from interop.runtime.process import wait_for_file
@@ -82,7 +84,33 @@ def wait_for_files(directory: Path, count: int, timeout: float) -> None:
             wait_for_file(directory / ".never", min(remaining, 1.0))
 
 
-def test_ctrl_c_in_a_lifecycle_run_kills_every_process(tmp_path: Path) -> None:
+def _stuck_lifecycle() -> dict[str, Any]:
+    upstream = json.loads(
+        (ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json").read_text()
+    )
+    stuck = next(s for s in upstream["scenarios"] if s["id"] == "cancel-before-reply")
+    stuck["steps"] = [*stuck["steps"][:1], {"op": "wait", "key": "a", "count": 2}]
+    return {"version": 1, "scenarios": [stuck]}
+
+
+def _stuck_catalogue() -> dict[str, Any]:
+    # a notification of another method is never recorded: the client's
+    # /wait-observed for it blocks (up to the server's 30 s bound)
+    upstream = json.loads(
+        (ROOT / "scenarios" / "upstream" / "catalogue-scenarios.json").read_text()
+    )
+    stuck = next(s for s in upstream["scenarios"] if s["id"] == "typed-model-error-required")
+    stuck["steps"][0]["message"]["method"] = "hooks/unknown"
+    stuck["expected"]["sent"] = [stuck["steps"][0]["message"]]
+    return {"version": 1, "suite": "catalogue", "scenarios": [stuck]}
+
+
+@pytest.mark.parametrize(
+    ("suite", "stuck"), [("lifecycle", _stuck_lifecycle), ("catalogue", _stuck_catalogue)]
+)
+def test_ctrl_c_in_a_suite_run_kills_every_process(
+    tmp_path: Path, suite: str, stuck: Callable[[], dict[str, Any]]
+) -> None:
     """Both transports: the harness's HTTP server, the client and the stdio server it spawned."""
     breaker = ROOT / "tests" / "fakes" / "lifecycle_breaker.py"
     adapter = tmp_path / "adapters" / "breaker"
@@ -97,19 +125,14 @@ def test_ctrl_c_in_a_lifecycle_run_kills_every_process(tmp_path: Path) -> None:
         "extensions": {"blind": True, "profiles": ["strict"]},
     }
     (adapter / "adapter.json").write_text(json.dumps(manifest))
-    upstream = json.loads(
-        (ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json").read_text()
-    )
-    stuck = next(s for s in upstream["scenarios"] if s["id"] == "cancel-before-reply")
-    stuck["steps"] = [*stuck["steps"][:1], {"op": "wait", "key": "a", "count": 2}]
     scenarios = tmp_path / "stuck.json"
-    scenarios.write_text(json.dumps({"version": 1, "scenarios": [stuck]}))
+    scenarios.write_text(json.dumps(stuck()))
     signals = tmp_path / "signals"
     signals.mkdir()
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "BREAKER_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
-    argv = ["matrix", "--suite", "lifecycle", "--scenarios", str(scenarios), "--quiet"]
+    argv = ["matrix", "--suite", suite, "--scenarios", str(scenarios), "--quiet"]
     argv += ["--auth", "none", "--adapters-root", str(tmp_path / "none")]
     argv += ["--adapter-dir", str(adapter), "--output", str(tmp_path / "out" / "report.json")]
     harness = subprocess.Popen(
