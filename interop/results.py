@@ -323,6 +323,62 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Send each notify/rawNotify message once; record one verdict per notification.",
     ),
     (
+        "CaptureMissing",
+        "No upload reached the isolation suite's capture origin for the case (nothing, or only "
+        "a failed TLS handshake): a missing upload never counts as isolation.",
+        "Send the step's upload to its own upload.endpoint (a step's upload block replaces the "
+        "config's), over HTTPS with its upload.tls.caFile; the message names a failed handshake.",
+    ),
+    (
+        "CaptureRepeated",
+        "More than one request reached the capture origin for one upload step.",
+        "Send each upload step once; never retry an upload that was answered.",
+    ),
+    (
+        "CaptureTarget",
+        "The upload was not a POST to the step's upload.endpoint exactly (path and query).",
+        "Use the configured endpoint as it is: no route added, the query kept.",
+    ),
+    (
+        "CaptureFraming",
+        "The upload's framing broke a rule: not exactly one Content-Length, Content-Type and "
+        "AHP-Content-SHA256, a Transfer-Encoding or Content-Encoding, a non-canonical length or "
+        "one over 1 MiB, a type other than application/octet-stream, or a body shorter than it.",
+        "Send raw octets with one exact Content-Length, one Content-Type: "
+        "application/octet-stream and one AHP-Content-SHA256; no chunking, no coding.",
+    ),
+    (
+        "CaptureIntegrity",
+        "The declared AHP-Content-SHA256 is not the hash of the bytes received, or the bytes "
+        "are not the upload step's.",
+        "Send the step's decoded bytes unchanged and declare their lowercase hex SHA-256.",
+    ),
+    (
+        "CaptureIdentity",
+        "The upload carried an AHP-Subscription or AHP-Content-Ref header: the sender named a "
+        "subscription or chose a ref (the receiver allocates refs from the credential's scope).",
+        "Send no subscription or ref header on an upload.",
+    ),
+    (
+        "CaptureLeak",
+        "A credential the step's upload block does not configure reached the upload origin: "
+        "Authorization, Proxy-Authorization or Cookie, or a TLS client certificate (the message "
+        "says whose: the event's bearer, the upload token, the event server's cookie...).",
+        "Resolve upload credentials from the upload block alone: no event token, no config "
+        "upload token when a step's block has none, no cookie jar, no event client certificate.",
+    ),
+    (
+        "RedirectFollowed",
+        "The sender followed the upload origin's 307: the redirect target received a request.",
+        "Never follow a redirect on an upload; report the 3xx status as the upload's status.",
+    ),
+    (
+        "UploadStatusMismatch",
+        "The client's uploadStatuses are not the one status its upload origin answered (201, or "
+        "307 from the redirecting origin).",
+        "Report the HTTP status of each upload step as received, once per step.",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

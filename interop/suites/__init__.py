@@ -10,12 +10,14 @@ from __future__ import annotations
 from interop.suites.base import Suite
 from interop.suites.catalogue import CatalogueSuite
 from interop.suites.core import CoreSuite
+from interop.suites.isolation import IsolationSuite
 from interop.suites.lifecycle import LifecycleSuite
 
 SUITES: dict[str, type[Suite]] = {
     "core": CoreSuite,
     "lifecycle": LifecycleSuite,
     "catalogue": CatalogueSuite,
+    "isolation": IsolationSuite,
 }
 
 __all__ = ["SUITES", "Suite"]

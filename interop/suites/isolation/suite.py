@@ -1,0 +1,416 @@
+"""The sender isolation suite: uploads carry none of the event's credentials.
+
+Each combination is a job of its own. Over HTTP one event server serves
+every case of the combination (each case has its own request ids); over
+stdio each case's client starts its own. Per case the harness opens that
+case's upload origins, runs one lifecycle client process over a scenario
+file holding only that case (its upload step with its own upload block:
+the capture's endpoint, no credential), closes the origins and judges the
+row from what they recorded, the client's report and the event server's
+receipts of that run. One process per case keeps the cases apart: a cookie
+set for one case, a retried upload or a crash can only fail its own row
+(docs/ISOLATION.md). Upload and cookie secrets are made per combination and
+given to the redactor before any process starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import ssl
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from interop.contract.manifest import Adapter
+from interop.grid import Combination
+from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.client import run_client, stdio_server
+from interop.runtime.context import RunContext
+from interop.runtime.probe import tls_context
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.base import Job
+from interop.suites.isolation import origins
+from interop.suites.isolation.origins import Capture, CookieRelay
+from interop.suites.isolation.scenarios import (
+    PLAIN,
+    REDIRECT,
+    TLS,
+    UPLOAD_MAX_BYTES,
+    UPLOAD_TIMEOUT_MS,
+    IsolationCase,
+    IsolationSet,
+    IsolationSets,
+    load_sets,
+)
+from interop.suites.isolation.verify import OriginRecord, verify_case
+from interop.trust import Authority
+
+Done = Callable[[Outcome], None]
+COMMANDS = ("lifecycleClient", "lifecycleServer")
+UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
+STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
+CAPTURE_PATH = "/capture"
+COOKIE_NAME = "ahp-isolation"
+
+
+class IsolationSuite:
+    name = "isolation"
+    command_keys: tuple[str, ...] = COMMANDS
+
+    def default_sets(self, root: Path) -> list[Path]:
+        return [root / "scenarios" / "upstream" / "lifecycle-scenarios.json"]
+
+    def load_sets(self, paths: list[Path]) -> IsolationSets:
+        return load_sets(paths)
+
+    def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        if combination.transport == "stdio" and combination.auth != "none":
+            return STDIO_AUTH
+        return None
+
+    def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
+        jobs = [
+            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
+        ]
+        return sorted(jobs, key=lambda job: -job.cost)
+
+    def run(
+        self,
+        job: Job,
+        ctx: RunContext,
+        sets: IsolationSets,
+        adapters: dict[str, Adapter],
+        done: Done | None = None,
+    ) -> list[Outcome]:
+        combination = job.combinations[0]
+        outcome = Outcome(self.name, combination)
+        started = time.monotonic()
+        missing = [
+            f"{name} has no {key!r} command"
+            for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
+            if adapters[name].command(key) is None
+        ]
+        for isolation_set in sets:
+            if missing:
+                outcome.rows += [
+                    RowVerdict(
+                        isolation_set.name,
+                        c.id,
+                        Status.UNSUPPORTED,
+                        c.expected,
+                        error="; ".join(missing),
+                    )
+                    for c in isolation_set.cases
+                ]
+                continue
+            _Combination(ctx, outcome, combination, isolation_set, adapters).run()
+        outcome.seconds = time.monotonic() - started
+        if done is not None:
+            done(outcome)
+        return [outcome]
+
+
+class _Combination:
+    """One combination's cases against one event server (HTTP) or one per case (stdio)."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        isolation_set: IsolationSet,
+        adapters: dict[str, Adapter],
+    ) -> None:
+        self.ctx = ctx
+        self.outcome = outcome
+        self.combination = combination
+        self.set = isolation_set
+        self.client = adapters[combination.client]
+        self.server_adapter = adapters[combination.server]
+        self.transport = combination.transport
+        self.home = ctx.unique(f"isolation-{combination.client}-{combination.server}")
+        self.upload_token = secrets.token_urlsafe(24)
+        self.cookie_secret = secrets.token_urlsafe(24)
+        for secret in (self.upload_token, self.cookie_secret):
+            ctx.redactor.add(secret)
+        self.pki = _capture_pki(ctx, self.home / "capture-pki")
+        self.cases = [c for c in isolation_set.cases if self.transport in c.case.transports]
+        placeholder = {"endpoint": "http://127.0.0.1:9/unused", "timeoutMs": UPLOAD_TIMEOUT_MS}
+        self.server_file = isolation_set.write(
+            self.home / "server.json", [c.row(placeholder, blind=True) for c in self.cases]
+        )
+        self.server_extra = {"suite": "lifecycle", "uploadAuth": {"token": self.upload_token}}
+        self.server: Server | None = None
+        self.offset = 0  # receipt entries of earlier cases (HTTP: one server for every case)
+        trust = ctx.trust
+        self.labels = origins.secret_label(
+            {
+                "the event's bearer token": trust.bearer_token,
+                "the OAuth client secret": trust.client_secret,
+                "the configured upload token": self.upload_token,
+                "the event server's cookie": self.cookie_secret,
+            },
+            lambda value: ctx.redactor(value) != value,
+        )
+        self.certificates = {
+            _der_digest(trust.path("client.pem")): "the event's client certificate",
+            _der_digest(trust.path("untrusted-client.pem")): "the run's untrusted certificate",
+        }
+
+    def certificate_label(self, der: bytes) -> str:
+        found = self.certificates.get(hashlib.sha256(der).hexdigest())
+        return found or "a certificate from the run's CA"
+
+    def run(self) -> None:
+        outcome = self.outcome
+        if self.transport == "http":
+            self.server = Server(
+                self.ctx,
+                self.server_adapter,
+                "http",
+                self.combination.auth,
+                self.server_file,
+                command_key="lifecycleServer",
+                extra=self.server_extra,
+            )
+            try:
+                self.server.start()
+            except ServerStartError as exc:
+                outcome.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+            if not outcome.errors and self.server.upload_endpoint is None:
+                outcome.errors.append(
+                    CombinationError(
+                        "server-start",
+                        "ReadinessMalformed",
+                        "a lifecycle server's readiness needs uploadEndpoint",
+                    )
+                )
+        cases = self.cases
+        if outcome.errors:  # the event server did not start: no case can run
+            outcome.rows += self._not_run(cases, "the event server did not start")
+            cases = []
+        for number, item in enumerate(cases):
+            if self.ctx.cancelled.is_set():
+                outcome.errors.append(
+                    CombinationError("run", "Cancelled", "the run was interrupted")
+                )
+                outcome.rows += self._not_run(cases[number:], "the run was interrupted")
+                break
+            row, errors = self._case(item)
+            outcome.rows.append(row)
+            outcome.errors += errors
+        outcome.rows += [
+            RowVerdict(
+                self.set.name,
+                c.id,
+                Status.INAPPLICABLE,
+                c.expected,
+                error=c.case.inapplicable_reason,
+            )
+            for c in self.set.cases
+            if self.transport not in c.case.transports
+        ]
+        if self.server is not None:
+            self.server.stop()
+            self.ctx.keep_log(self.server.log, f"{self.combination.key}/server.log")
+            if self.server.leaks:
+                outcome.errors.append(
+                    CombinationError(
+                        "server-stop",
+                        "ProcessLeak",
+                        f"left running by the server: {len(self.server.leaks)} process(es)",
+                    )
+                )
+
+    def _not_run(self, cases: list[IsolationCase], why: str) -> list[RowVerdict]:
+        return [
+            RowVerdict(self.set.name, c.id, Status.NOT_RUN, c.expected, error=why) for c in cases
+        ]
+
+    def _origin(self, stack: ExitStack, item: IsolationCase) -> tuple[Capture, Capture | None]:
+        """The case's upload origin (and the redirect target), closed with `stack`."""
+        path = f"{CAPTURE_PATH}?case={item.id}"
+        common: dict[str, Any] = {
+            "labels": self.labels,
+            "certificate_label": self.certificate_label,
+        }
+        target: Capture | None = None
+        if item.case.origin == REDIRECT:
+            target = Capture(f"{CAPTURE_PATH}?case={item.id}&redirected=1", **common)
+            stack.callback(target.close)
+            origin = Capture(path, redirect=target.endpoint, **common)
+        elif item.case.origin == TLS:
+            context = origins.server_tls(
+                self.pki["cert"], self.pki["key"], self.ctx.trust.path("ca.pem"), request_only=True
+            )
+            origin = Capture(path, context=context, **common)
+        else:
+            assert item.case.origin == PLAIN
+            origin = Capture(path, **common)
+        stack.callback(origin.close)
+        return origin, target
+
+    def _relay(self, stack: ExitStack) -> CookieRelay:
+        """A relay in front of the event server that sets this combination's cookie."""
+        assert self.server is not None
+        endpoint = self.server.endpoint
+        listen: ssl.SSLContext | None = None
+        upstream: ssl.SSLContext | None = None
+        if endpoint.startswith("https:"):
+            trust, mode = self.ctx.trust, self.combination.auth
+            listen = origins.server_tls(
+                trust.path("server.pem"),
+                trust.path("server-key.pem"),
+                trust.path("ca.pem") if mode == "mtls" else None,
+                request_only=False,
+            )
+            upstream = tls_context(trust, mode, self.ctx.profile)
+        relay = CookieRelay(
+            endpoint,
+            f"{COOKIE_NAME}={self.cookie_secret}; Path=/; HttpOnly",
+            context=listen,
+            upstream_context=upstream,
+            timeout=self.ctx.timeouts.client,
+        )
+        stack.callback(relay.close)
+        return relay
+
+    def _case(self, item: IsolationCase) -> tuple[RowVerdict, list[CombinationError]]:
+        stage = f"client[{item.id}]"
+        home = self.ctx.unique(f"isolation-{item.id}")
+        record = OriginRecord()
+        errors: list[CombinationError] = []
+        entries: Any = None
+        run = None
+        with ExitStack() as stack:
+            origin, target = self._origin(stack, item)
+            upload: dict[str, Any] = {
+                "endpoint": origin.endpoint,
+                "timeoutMs": UPLOAD_TIMEOUT_MS,
+                "maxBytes": UPLOAD_MAX_BYTES,
+            }
+            if item.case.origin == TLS:
+                upload["tls"] = {"caFile": self.pki["ca"]}
+            given = self.set.write(
+                home / "client.json", [item.row(upload, blind=self.client.blind)]
+            )
+            configured: dict[str, Any] = {
+                "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
+                "timeoutMs": UPLOAD_TIMEOUT_MS,
+                "maxBytes": UPLOAD_MAX_BYTES,
+            }
+            extra: dict[str, Any] = {
+                "suite": "lifecycle",
+                "childPidFile": str(home / "child.json"),
+                "upload": configured,
+                "contentSources": [],
+            }
+            env = {UPLOAD_TOKEN_ENV: self.upload_token}
+            if self.server is not None:
+                configured["endpoint"] = self.server.upload_endpoint
+                extra["controlEndpoint"] = self.server.control
+                endpoint = self._relay(stack).endpoint if item.case.cookie else self.server.endpoint
+                run = run_client(
+                    self.ctx,
+                    self.client,
+                    stage=stage,
+                    scenario_file=given,
+                    transport="http",
+                    auth=self.combination.auth,
+                    endpoint=endpoint,
+                    command_key="lifecycleClient",
+                    extra=extra,
+                    env=env,
+                    schema="lifecycle-client-config.schema.json",
+                )
+                every, receipt_errors = self.server.entries()
+                if receipt_errors and self.server.exit_description() is not None:
+                    receipt_errors = [
+                        CombinationError(
+                            "server", "ServerExit", f"the server {self.server.exit_description()}"
+                        )
+                    ]
+                errors += receipt_errors
+                if every is not None:
+                    entries = every[self.offset :]
+                    self.offset = len(every)
+            else:
+                keys, _ = stdio_server(
+                    self.ctx,
+                    self.server_adapter,
+                    self.server_file,
+                    command_key="lifecycleServer",
+                    extra=self.server_extra,
+                )
+                run = run_client(
+                    self.ctx,
+                    self.client,
+                    stage=stage,
+                    scenario_file=given,
+                    transport="stdio",
+                    auth="none",
+                    stdio_server=keys,
+                    command_key="lifecycleClient",
+                    extra=extra,
+                    env=env,
+                    schema="lifecycle-client-config.schema.json",
+                )
+                report = run.report if isinstance(run.report, dict) else {}
+                receipts = report.get("receipts")
+                entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        # every origin is closed (joined): nothing more can arrive
+        record.captured, record.handshakes = origin.snapshot()
+        if target is not None:
+            record.followed, _ = target.snapshot()
+        self.ctx.keep_log(run.log, f"{self.combination.key}/client-{item.id}.log")
+        return verify_case(
+            item,
+            record,
+            report=run.report,
+            entries=entries,
+            client_exit=run.exit_code if self.client.blind else None,
+            language=self.client.language,
+            blind=self.client.blind,
+            stage=stage,
+            prior_errors=run.errors + errors,
+        )
+
+
+def _der_digest(pem_path: str) -> str:
+    certificate = x509.load_pem_x509_certificate(Path(pem_path).read_bytes())
+    return hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).hexdigest()
+
+
+def _capture_pki(ctx: RunContext, directory: Path) -> dict[str, str]:
+    """The capture origin's own CA and server certificate (127.0.0.1 and localhost),
+    made with the run's `Authority`, apart from the event's CA: the upload's trust
+    anchor is the upload block's, never the event's."""
+    directory.mkdir(mode=0o700)
+    authority = Authority.create("AHP Interop Capture CA")
+    key, certificate = authority.issue("ahp-interop-capture", server=True)
+    pem_key = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    files = {
+        "ca": ("capture-ca.pem", authority.certificate.public_bytes(serialization.Encoding.PEM)),
+        "cert": ("capture.pem", certificate.public_bytes(serialization.Encoding.PEM)),
+        "key": ("capture-key.pem", pem_key),
+    }
+    paths: dict[str, str] = {}
+    for role, (name, data) in files.items():
+        path = directory / name
+        path.write_bytes(data)
+        path.chmod(0o600)
+        paths[role] = str(path)
+    for line in pem_key.decode().splitlines():
+        if len(line) >= 32 and not line.startswith("-----"):
+            ctx.redactor.add(line)
+    return paths
