@@ -66,10 +66,11 @@ class Authenticator:
             return True
         if len(authorization) != 1:
             return False
-        value = authorization[0]
-        if not value.startswith("Bearer ") or not value[7:].strip():
+        # "Bearer" 1*SP token, the scheme in any case (RFC 7235 section 2.1, RFC 6750)
+        scheme, _, rest = authorization[0].partition(" ")
+        token = rest.lstrip(" ")
+        if scheme.lower() != "bearer" or not token or any(c in token for c in " \t,"):
             return False
-        token = value[7:].strip()
         if self.mode == "bearer":
             assert self._token is not None
             return hmac.compare_digest(token.encode("utf-8"), self._token.encode("utf-8"))

@@ -24,11 +24,12 @@ export function headerValues(
   return values;
 }
 
-/** The token of exactly one well-formed `Authorization: Bearer <token>` header, else null. */
+/** The token of exactly one well-formed `Authorization: Bearer <token>` header (scheme in any case), else null. */
 export function bearerToken(rawHeaders: readonly string[]): string | null {
   const values = headerValues(rawHeaders, "authorization");
   if (values.length !== 1) return null;
-  const match = /^Bearer ([\x21-\x7e]+)$/.exec(values[0] ?? "");
+  // the scheme is case-insensitive (RFC 7235 section 2.1); one or more spaces (RFC 6750)
+  const match = /^bearer +([\x21-\x7e]+)$/i.exec(values[0] ?? "");
   return match?.[1] ?? null;
 }
 

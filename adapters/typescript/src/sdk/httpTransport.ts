@@ -11,6 +11,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import type { ClientTls, ServerTls } from "./tls.js";
 import type { ClientTransport, Exchange } from "./transport.js";
 
@@ -339,6 +340,20 @@ export function listen(
       Math.min(1000, Math.floor(limits.stallMs / 4)),
     ),
   };
+  // A client certificate that does not verify is refused in HTTP (401, before
+  // the request is read): OpenSSL, as Node drives it, completes the handshake
+  // and Node would then only close the socket, a bare EOF no peer can tell
+  // from a network failure. A missing certificate is refused the same way.
+  const guarded: Handler =
+    tls !== null && tls.clientCa !== null
+      ? (request, response) => {
+          if (!(request.socket as TLSSocket).authorized) {
+            refuse(request, response, 401, limits);
+            return;
+          }
+          handler(request, response);
+        }
+      : handler;
   const server = tls
     ? https.createServer(
         {
@@ -351,14 +366,14 @@ export function listen(
             : {
                 ca: tls.clientCa,
                 requestCert: true,
-                rejectUnauthorized: true,
+                rejectUnauthorized: false,
               }),
         },
-        handler,
+        guarded,
       )
     : http.createServer(options, handler);
   // With a listener, `Expect: 100-continue` is the handler's to answer (after it checked the headers).
-  server.on("checkContinue", handler);
+  server.on("checkContinue", guarded);
   setup?.(server);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
