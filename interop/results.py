@@ -379,6 +379,51 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Report the HTTP status of each upload step as received, once per step.",
     ),
     (
+        "AuthAccepted",
+        "A server served a request whose credential is missing, forged or malformed.",
+        "Refuse it before reading the body: docs/AUTH.md names the rule each case breaks.",
+    ),
+    (
+        "AuthStatus",
+        "A server refused a bad credential with a status other than the case allows.",
+        "Answer 401 (or 403; 400 or 431 only for a malformed header).",
+    ),
+    (
+        "AuthUnnamed",
+        "A server ended the connection without an HTTP status or a TLS alert.",
+        "Refuse in the handshake with an alert, or after it with HTTP 401/403; never just close.",
+    ),
+    (
+        "ReceiptChanged",
+        "A refused request reached the application: the server's receipts changed.",
+        "Authenticate before anything is recorded or dispatched.",
+    ),
+    (
+        "ServerUnhealthy",
+        "The server stopped answering GET /health after a probe.",
+        "Survive every bad request and keep serving.",
+    ),
+    (
+        "PositiveFailed",
+        "An honest request (a positive control) was not served as the scenario says.",
+        "Accept every valid credential form (docs/AUTH.md), then answer as in the core suite.",
+    ),
+    (
+        "ClientSentToUntrusted",
+        "A client sent a request (or its secret) to a peer it must not trust.",
+        "Verify the server certificate and host; never follow token redirects or plain HTTP.",
+    ),
+    (
+        "ClientClaimedDelivery",
+        "A client reports a row delivered though the peer it had to refuse received nothing.",
+        "Report a refused peer as the row's transport failure.",
+    ),
+    (
+        "ClientPositiveFailed",
+        "A client did not deliver to the honest peer that controls its refusal rows.",
+        "Deliver the row once to a trusted peer (docs/AUTH.md, client rows).",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -81,8 +81,10 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
-def _validity() -> tuple[dt.datetime, dt.datetime]:
+def _validity(expired: bool = False) -> tuple[dt.datetime, dt.datetime]:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    if expired:  # ended a day ago
+        return now - dt.timedelta(days=3), now - dt.timedelta(days=1)
     return now - dt.timedelta(hours=1), now + dt.timedelta(days=2)
 
 
@@ -127,10 +129,17 @@ class Authority:
         return cls(key=key, certificate=certificate)
 
     def issue(
-        self, common_name: str, *, server: bool
+        self,
+        common_name: str,
+        *,
+        server: bool,
+        expired: bool = False,
+        names: tuple[str, ...] | None = None,
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+        """A leaf: server (server-auth usage, `names` as SANs, default 127.0.0.1 and
+        localhost) or client (client-auth usage); `expired` ended a day ago."""
         key = ec.generate_private_key(ec.SECP256R1())
-        not_before, not_after = _validity()
+        not_before, not_after = _validity(expired)
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = (
             x509.CertificateBuilder()
@@ -165,15 +174,12 @@ class Authority:
             )
         )
         if server:
-            builder = builder.add_extension(
-                x509.SubjectAlternativeName(
-                    [
-                        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                        x509.DNSName("localhost"),
-                    ]
-                ),
-                critical=False,
+            sans: list[x509.GeneralName] = (
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+                if names is None
+                else [x509.DNSName(n) for n in names]
             )
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
         return key, builder.sign(self.key, hashes.SHA256())
 
 
@@ -211,6 +217,8 @@ class Trust:
     workload_key: ec.EllipticCurvePrivateKey
     compat_secrets: dict[str, str]
     redactor: Redactor
+    authority: Authority | None = None  # the run's CA (for certificates made on demand)
+    stranger: Authority | None = None  # a CA nobody trusts
     issuer_endpoints: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -246,6 +254,8 @@ class Trust:
                 p: "ahp-hs256-" + secrets.token_urlsafe(24) for p in ("oauth", "workload")
             },
             redactor=redactor,
+            authority=authority,
+            stranger=stranger,
         )
         for secret in (trust.bearer_token, trust.client_secret, *trust.compat_secrets.values()):
             redactor.add(secret)
@@ -268,6 +278,22 @@ class Trust:
             value = sign_es256(key, claims)
         self.redactor.add(value)
         return value
+
+    def leaf_files(
+        self, name: str, *, untrusted: bool = False, server: bool, **options: Any
+    ) -> tuple[str, str]:
+        """(certificate, key) paths of a leaf made now: by the run's CA, or by a CA nobody
+        trusts; `options` as for `Authority.issue` (`expired`, `names`)."""
+        authority = self.stranger if untrusted else self.authority
+        assert authority is not None, "the trust was made without its authorities"
+        key, certificate = authority.issue(f"ahp-interop-{name}", server=server, **options)
+        paths = []
+        for suffix, data in ((".pem", _pem_cert(certificate)), ("-key.pem", _pem_key(key))):
+            path = self.directory / f"{name}{suffix}"
+            path.write_bytes(data)
+            path.chmod(0o600)
+            paths.append(str(path))
+        return paths[0], paths[1]
 
     def destroy(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)

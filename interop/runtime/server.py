@@ -36,8 +36,10 @@ class Server:
         *,
         command_key: str = "server",
         extra: dict[str, Any] | None = None,
+        profile: str | None = None,
     ) -> None:
         self.command_key = command_key
+        self.profile = profile or ctx.profile
         self.extra = dict(extra or {})
         self.ctx = ctx
         self.adapter = adapter
@@ -58,7 +60,7 @@ class Server:
         self.stdout_log: Path | None = None  # stdout apart from the log (smoke checks it)
 
     def config(self) -> dict[str, Any]:
-        auth, tls = self.ctx.trust.server_auth(self.auth, self.ctx.profile)
+        auth, tls = self.ctx.trust.server_auth(self.auth, self.profile)
         config: dict[str, Any] = {
             "transport": self.transport,
             "readinessFile": str(self.readiness_file),

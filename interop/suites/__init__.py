@@ -2,11 +2,12 @@
 
 A suite says which scenario sets it runs by default, how combinations group
 into jobs (jobs run in parallel; combinations inside a job run in order), and
-how one job runs. Suites yet to come: auth, isolation, elicitation, compaction.
+how one job runs. Suites yet to come: elicitation, compaction.
 """
 
 from __future__ import annotations
 
+from interop.suites.auth import AuthSuite
 from interop.suites.base import Suite
 from interop.suites.catalogue import CatalogueSuite
 from interop.suites.core import CoreSuite
@@ -18,6 +19,7 @@ SUITES: dict[str, type[Suite]] = {
     "lifecycle": LifecycleSuite,
     "catalogue": CatalogueSuite,
     "isolation": IsolationSuite,
+    "auth": AuthSuite,
 }
 
 __all__ = ["SUITES", "Suite"]
