@@ -183,3 +183,13 @@ def tests(session: nox.Session) -> None:
         "--output",
         "reports/smoke/catalogue.json",
     )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "auth",
+        "--output",
+        "reports/smoke/auth.json",
+    )
