@@ -234,20 +234,18 @@ class AuthSuite:
                     healthy = _healthy(server)
                     after = _receipts(server)
                     if case.negative:
-                        rows.append(
-                            verify.judge_negative(row_id, case, seen, healthy, after != before)
-                        )
+                        row = verify.judge_negative(row_id, case, seen, healthy, after != before)
                     else:
-                        rows.append(
-                            verify.judge_positive(
-                                row_id,
-                                route,
-                                seen,
-                                response=scenario["response"],
-                                receipt_delta=_served(after) - _served(before),
-                                healthy=healthy,
-                            )
+                        row = verify.judge_positive(
+                            row_id,
+                            route,
+                            seen,
+                            response=scenario["response"],
+                            receipt_delta=_served(after) - _served(before),
+                            healthy=healthy,
                         )
+                    row.actual = {"sent": _sent(method, path, headers, built), **row.actual}
+                    rows.append(row)
         finally:
             server.stop()
             ctx.keep_log(server.log, f"{combination.key}/server-{profile}.log")
@@ -407,6 +405,21 @@ def _route(endpoint: str, route: str, query: str, body: bytes) -> tuple[str, str
     else:
         method = "POST"
     return (f"{path}?{query}" if query else path), method, body
+
+
+def _sent(method: str, path: str, headers: list[tuple[str, str]], built: Any) -> dict[str, Any]:
+    """What a probe sent, without a credential's value: the request line (the query's
+    names only), header names in order, the TLS options."""
+    target, _, query = path.partition("?")
+    if query:
+        target += "?" + "&".join(f"{part.split('=', 1)[0]}=..." for part in query.split("&"))
+    sent: dict[str, Any] = {"request": f"{method} {target}", "headers": [n for n, _ in headers]}
+    if built.plain:
+        sent["tls"] = "none (plain HTTP to the TLS port)"
+    elif built.tls is not None:
+        certificate = Path(built.tls.cert_file).name if built.tls.cert_file else "no certificate"
+        sent["tls"] = f"TLS {built.tls.version or 'any'}, client {certificate}"
+    return sent
 
 
 def _receipts(server: Server) -> Any:
