@@ -28,10 +28,12 @@ from __future__ import annotations
 import base64
 import binascii
 import signal
+import ssl
 import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,7 @@ from ..sdk.schemas import (
     OBSERVE_NOTIFICATION,
     UPLOAD_RECEIPT,
 )
+from ..sdk.tls import TlsFiles, client_context
 from ..sdk.upload import ContentStore, UploadReceiver, send_upload, sha256_hex
 from .core import discovery_answer
 
@@ -322,6 +325,38 @@ def _string(step: dict[str, Any], name: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class UploadRoute:
+    """Where one upload goes and with what: the endpoint (None: the server's), the
+    environment variable of its bearer token (None: no credential), the timeout,
+    and the CA that verifies an https endpoint (None: the system's)."""
+
+    endpoint: str | None
+    token_env: str | None
+    timeout: float
+    ca_file: str | None = None
+
+    @classmethod
+    def configured(cls, settings: UploadSettings) -> UploadRoute:
+        return cls(settings.endpoint, settings.token_env, settings.timeout)
+
+    @classmethod
+    def of_step(cls, section: Fields, default_endpoint: str | None) -> UploadRoute:
+        """A step's own ``upload`` block: it replaces the config's wholesale, so its
+        credential is its ``auth`` alone (none when it has none) and an https
+        endpoint's trust its ``tls.caFile`` alone (docs/ISOLATION.md)."""
+        if section.has("auth"):
+            settings = upload_settings(section, default_endpoint)
+            route = cls.configured(settings)
+        else:
+            endpoint = section.optional_string("endpoint") or default_endpoint
+            route = cls(endpoint, None, section.positive_integer("timeoutMs") / 1000.0)
+        tls = section.section("tls")
+        if tls is None:
+            return route
+        return cls(route.endpoint, route.token_env, route.timeout, tls.path("caFile"))
+
+
 class Client:
     """One lifecycle client run: every row against one server."""
 
@@ -365,24 +400,32 @@ class Client:
             return None
 
     def upload(
-        self, settings: UploadSettings, data: bytes, size: int, sha256: str
+        self, route: UploadRoute, data: bytes, size: int, sha256: str
     ) -> tuple[int, dict[str, Any] | None]:
         """Upload ``data`` declaring ``size`` and ``sha256``: the status, and the
         receiver's receipt on a 201 (checked: exactly ``{ref, size, sha256}``, and
-        the size and hash of the bytes sent)."""
+        the size and hash of the bytes sent). The credential and the TLS trust are
+        the route's alone: nothing of the event's goes with an upload."""
         from ..contract.uploads import upload_token
 
-        endpoint = settings.endpoint or self.peer.upload_endpoint
+        endpoint = route.endpoint or self.peer.upload_endpoint
         if endpoint is None:
             raise RowFailure("no upload endpoint (config upload.endpoint or readiness)")
+        context = None
+        if route.ca_file is not None and endpoint.startswith("https:"):
+            try:
+                context = client_context(TlsFiles(ca_file=route.ca_file))
+            except (OSError, ssl.SSLError) as exc:
+                raise RowFailure(f"upload: tls.caFile: {type(exc).__name__}") from None
         try:
             answer = send_upload(
                 endpoint,
                 data,
                 size=size,
                 sha256=sha256,
-                token=upload_token(settings.token_env),
-                timeout=settings.timeout,
+                token=None if route.token_env is None else upload_token(route.token_env),
+                timeout=route.timeout,
+                ssl_context=context,
             )
         except TransportError as exc:
             raise RowFailure(f"upload: {exc}") from None
@@ -408,7 +451,10 @@ class Client:
                 continue
             assert self.settings.upload is not None
             status, receipt = self.upload(
-                self.settings.upload, source.data, source.size, source.sha256
+                UploadRoute.configured(self.settings.upload),
+                source.data,
+                source.size,
+                source.sha256,
             )
             if receipt is None:
                 raise RowFailure(f"content source {ref!r}: upload answered {status}")
@@ -692,13 +738,14 @@ class StepRun:
             raise RowFailure("bodyBase64 is not base64") from None
         settings = self.client.settings.upload
         assert settings is not None
+        route = UploadRoute.configured(settings)
         if isinstance(step.get("upload"), dict):
             where = Fields(step["upload"], f"scenario {self.sid}", "upload.")
             try:
-                settings = upload_settings(where, settings.endpoint)
+                route = UploadRoute.of_step(where, settings.endpoint)
             except ConfigError as exc:
                 raise RowFailure(str(exc)) from None
-        status, receipt = self.client.upload(settings, data, int(size), sha256)
+        status, receipt = self.client.upload(route, data, int(size), sha256)
         self.actual["uploadStatuses"].append(status)
         if receipt is not None:
             self.client.aliases[alias] = receipt["ref"]

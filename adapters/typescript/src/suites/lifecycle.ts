@@ -14,6 +14,7 @@
 // a scenario, answered with a deliberately hostile intercept response; the
 // upload receiver stores bytes under receiver-made references.
 
+import { readFileSync } from "node:fs";
 import {
   decodeBase64,
   encodeJson,
@@ -50,6 +51,7 @@ import {
 import type { SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { StdioSession, within } from "../sdk/stdioTransport.js";
+import type { ClientTls } from "../sdk/tls.js";
 import {
   ContentStore,
   uploadContent,
@@ -292,12 +294,34 @@ function uploadSettings(run: ClientRun, step: JsonObject): UploadSettings {
   return own;
 }
 
+/**
+ * The TLS trust of a step's own upload block [ext]: `tls.caFile` verifies an
+ * https upload origin. It is all the TLS material an upload uses: never the
+ * event's CA, never the event's client certificate (docs/ISOLATION.md).
+ */
+function stepUploadTls(step: JsonObject): ClientTls | null {
+  const block = step["upload"];
+  if (!isObject(block) || block["tls"] === undefined) return null;
+  const tls = block["tls"];
+  const caFile = isObject(tls) ? tls["caFile"] : undefined;
+  if (typeof caFile !== "string")
+    throw new RowFailure("upload: tls must be an object with a caFile path");
+  try {
+    return { ca: readFileSync(caFile), cert: null, key: null };
+  } catch (error) {
+    throw new RowFailure(
+      `upload: tls.caFile: cannot read ${caFile}: ${(error as Error).message}`,
+    );
+  }
+}
+
 /** Uploads bytes as declared; resolves with the status and a confirmed receipt, if any. */
 async function upload(
   run: ClientRun,
   settings: UploadSettings,
   bytes: Buffer,
   declared: { size: number; sha256: string },
+  tls: ClientTls | null = null,
 ): Promise<{ status: number; receipt: ContentDescriptor | null }> {
   const endpoint = settings.endpoint ?? run.uploadEndpoint;
   if (endpoint === null) throw new RowFailure("upload: no upload endpoint");
@@ -310,7 +334,7 @@ async function upload(
   if (bytes.length > settings.maxBytes)
     debug(`upload: ${bytes.length} bytes exceed maxBytes ${settings.maxBytes}`);
   const outcome = await uploadContent(
-    { endpoint, token, timeoutMs: settings.timeoutMs, tls: null },
+    { endpoint, token, timeoutMs: settings.timeoutMs, tls },
     bytes,
     declared,
     run.schemas.uploadReceipt,
@@ -653,10 +677,13 @@ class StepRow extends Row {
     const size = countAt(step, "size", where);
     const sha256 = stringAt(step, "sha256", where);
     const settings = uploadSettings(this.run, step);
-    const { status, receipt } = await upload(this.run, settings, bytes, {
-      size,
-      sha256,
-    });
+    const { status, receipt } = await upload(
+      this.run,
+      settings,
+      bytes,
+      { size, sha256 },
+      stepUploadTls(step),
+    );
     this.uploadStatuses.push(status);
     if (receipt !== null) this.aliases.set(alias, receipt.ref);
   }
