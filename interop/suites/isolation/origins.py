@@ -40,6 +40,18 @@ FRAMING = ("content-length", "content-type", HASH_HEADER)
 CODINGS = ("transfer-encoding", "content-encoding")
 IDENTITY = ("ahp-subscription", "ahp-content-ref")
 SENSITIVE = ("authorization", "proxy-authorization", "cookie")
+SHOWN = {
+    "content-length": "Content-Length",
+    "content-type": "Content-Type",
+    HASH_HEADER: "AHP-Content-SHA256",
+    "transfer-encoding": "Transfer-Encoding",
+    "content-encoding": "Content-Encoding",
+    "ahp-subscription": "AHP-Subscription",
+    "ahp-content-ref": "AHP-Content-Ref",
+    "authorization": "Authorization",
+    "proxy-authorization": "Proxy-Authorization",
+    "cookie": "Cookie",
+}
 _LENGTH = re.compile(r"0|[1-9][0-9]*")
 _HOP = {
     "connection",
@@ -89,19 +101,22 @@ class Captured:
 
 class _Server(ThreadingHTTPServer):
     """A threaded loopback listener; with `context`, each connection's TLS handshake
-    runs in its own thread and a failed one is reported, not raised."""
+    runs in its own thread and a failed one is reported, not raised. With `joined`,
+    closing waits for every connection's thread (each bounded by its read timeout),
+    so nothing a client sent can be recorded after the origin is closed."""
 
     daemon_threads = True
-    block_on_close = False
 
     def __init__(
         self,
         handler: type[BaseHTTPRequestHandler],
         context: ssl.SSLContext | None,
         owner: Any,
+        joined: bool,
     ) -> None:
         self.context = context
         self.owner = owner
+        self.block_on_close = joined
         super().__init__(("127.0.0.1", 0), handler)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
@@ -129,8 +144,14 @@ class _Origin:
 
     scheme = "http"
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], context: ssl.SSLContext | None):
-        self.server = _Server(handler, context, self)
+    def __init__(
+        self,
+        handler: type[BaseHTTPRequestHandler],
+        context: ssl.SSLContext | None,
+        *,
+        joined: bool,
+    ) -> None:
+        self.server = _Server(handler, context, self, joined)
         self.scheme = "https" if context is not None else "http"
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(
@@ -177,7 +198,7 @@ class Capture(_Origin):
         self.captured: list[Captured] = []
         self.handshakes: list[str] = []  # why each failed TLS handshake failed
         self._lock = threading.Lock()
-        super().__init__(_CaptureHandler, context)
+        super().__init__(_CaptureHandler, context, joined=True)
 
     @property
     def endpoint(self) -> str:
@@ -210,23 +231,25 @@ def judge(captured: Captured, path: str) -> list[tuple[str, str]]:
     counts = captured.headers
     for name in FRAMING:
         if counts.get(name, 0) != 1:
-            problems.append(("CaptureFraming", f"{counts.get(name, 0)} {name} headers, one needed"))
+            problems.append(
+                ("CaptureFraming", f"{counts.get(name, 0)} {SHOWN[name]} headers, one needed")
+            )
     for name in CODINGS:
         if counts.get(name, 0):
-            problems.append(("CaptureFraming", f"a {name} header ({captured.framing[name]})"))
+            problems.append(("CaptureFraming", f"a {SHOWN[name]} header {captured.framing[name]}"))
     lengths = captured.framing["content-length"]
     if len(lengths) == 1:
         if not _LENGTH.fullmatch(lengths[0]):
-            problems.append(("CaptureFraming", f"content-length {lengths[0]!r} is not canonical"))
+            problems.append(("CaptureFraming", f"Content-Length {lengths[0]!r} is not canonical"))
         elif int(lengths[0]) > MAX_BYTES:
-            problems.append(("CaptureFraming", f"content-length {lengths[0]} is over 1 MiB"))
+            problems.append(("CaptureFraming", f"Content-Length {lengths[0]} is over 1 MiB"))
         elif not captured.complete:
             problems.append(
                 ("CaptureFraming", f"{captured.size} bytes arrived of {lengths[0]} declared")
             )
     types = captured.framing["content-type"]
     if len(types) == 1 and types[0] != CONTENT_TYPE:
-        problems.append(("CaptureFraming", f"content-type {types[0]!r}, not {CONTENT_TYPE}"))
+        problems.append(("CaptureFraming", f"Content-Type {types[0]!r}, not {CONTENT_TYPE}"))
     hashes = captured.framing[HASH_HEADER]
     if len(hashes) == 1 and captured.complete and hashes[0] != captured.sha256:
         problems.append(
@@ -238,10 +261,10 @@ def judge(captured: Captured, path: str) -> list[tuple[str, str]]:
         )
     for name in IDENTITY:
         if counts.get(name, 0):
-            problems.append(("CaptureIdentity", f"the upload carried {name}"))
+            problems.append(("CaptureIdentity", f"the upload carried {SHOWN[name]}"))
     for name in SENSITIVE:
         for label in captured.sensitive.get(name, []):
-            problems.append(("CaptureLeak", f"the upload carried {name} ({label})"))
+            problems.append(("CaptureLeak", f"the upload carried {SHOWN[name]} ({label})"))
     if captured.client_certificate is not None:
         problems.append(
             (
@@ -412,7 +435,7 @@ class CookieRelay(_Origin):
         self.relayed = 0
         self._lock = threading.Lock()
         self.endpoint_path = parts.path or "/"
-        super().__init__(_RelayHandler, context)
+        super().__init__(_RelayHandler, context, joined=False)
 
     @property
     def endpoint(self) -> str:

@@ -171,15 +171,15 @@ def verify_case(
     problems = _order(problems)
     event_failed = event.status == Status.FAILED
     classes = {k for k, _ in problems} | set(event.diagnostics.get("classes", []))
-    if errors:
-        row.error = event.error
-    elif event.status == Status.UNSUPPORTED:
+    if event.status == Status.UNSUPPORTED and not errors:
         row.status = Status.UNSUPPORTED
         row.error = event.error
     elif problems:
         kind, message = problems[0]
         more = len(problems) - 1 + (1 if event_failed else 0)
         row.error = f"{kind}: {message}" + (f" (+{more} more)" if more else "")
+    elif errors:
+        row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
     elif event_failed:
         row.error = event.error
     else:
