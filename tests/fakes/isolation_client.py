@@ -14,6 +14,8 @@ sender patched in-process (run with the adapter's own venv python).
   certificate (the upload's CA is kept, so the handshake still verifies).
 - `cookie-jar`: cookies the event server sets are kept and sent with uploads to the
   same host (cookies are not port-bound).
+- `hang`: the first upload never returns (a file in $ISOLATION_SIGNAL_DIR says so):
+  for Ctrl-C tests.
 
 Usage: isolation_client.py client --leak NAME --config PATH
        isolation_client.py server --config PATH   (our lifecycle server, unchanged)
@@ -24,9 +26,11 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import os
 import socket
 import ssl
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -34,7 +38,15 @@ from urllib.parse import urljoin, urlsplit
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "adapters" / "python"))
 
-LEAKS = ("none", "event-bearer", "no-upload", "follow-redirect", "event-certificate", "cookie-jar")
+LEAKS = (
+    "none",
+    "event-bearer",
+    "no-upload",
+    "follow-redirect",
+    "event-certificate",
+    "cookie-jar",
+    "hang",
+)
 
 
 def _option(argv: list[str], name: str) -> str:
@@ -88,6 +100,10 @@ def patch(leak: str, config: dict[str, Any]) -> None:
         timeout: float,
         ssl_context: ssl.SSLContext | None = None,
     ) -> Any:
+        if leak == "hang":
+            signals = Path(os.environ["ISOLATION_SIGNAL_DIR"])
+            (signals / f"hung-{os.getpid()}").write_text("hung")
+            threading.Event().wait()
         if leak == "no-upload":
             receipt = {
                 "ref": "urn:uuid:00000000-0000-4000-8000-0000000000aa",

@@ -386,7 +386,7 @@ def secret_label(
         token = value.split(" ", 1)[1].strip() if " " in value else value
         purpose = _jwt_purpose(token)
         if purpose is not None:
-            return f"a harness-issued {purpose} token"
+            return f"the event's {purpose} token"
         return "another run secret" if redacts(value) else "a value"
 
     return label
