@@ -424,6 +424,12 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Deliver the row once to a trusted peer (docs/AUTH.md, client rows).",
     ),
     (
+        "CookieNotSet",
+        "In the isolation suite's cookie case the upload came before the event server had "
+        "answered with its cookie, so the case proves nothing.",
+        "Run the steps in order: the intercept before the upload step is answered first.",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -345,15 +345,16 @@ def _report(item: Any, statuses: list[int]) -> dict[str, Any]:
 def _entries(item: Any) -> list[dict[str, Any]]:
     """The receipts an honest run of `item` leaves on the event server."""
     entries: list[dict[str, Any]] = []
-    for key, request in item.raw["requests"].items():
-        rid = request["id"]
-        entries += [
-            {"kind": "received", "id": rid, "message": request},
-            {"kind": "replied", "id": rid},
-            {"kind": "acquired", "id": rid, "scenario": item.id},
-            {"kind": "accepted", "id": rid, "scenario": item.id},
-        ]
-        del key
+    for step in item.raw["steps"]:
+        if step["op"] == "send":
+            request = item.raw["requests"][step["key"]]
+            rid = request["id"]
+            entries += [
+                {"kind": "received", "id": rid, "message": request},
+                {"kind": "replied", "id": rid},
+                {"kind": "acquired", "id": rid, "scenario": item.id},
+                {"kind": "accepted", "id": rid, "scenario": item.id},
+            ]
     return entries
 
 
@@ -461,3 +462,15 @@ def test_an_upload_to_the_event_server_is_named_as_well() -> None:
     )
     assert row.error.startswith("CaptureMissing:")
     assert [e.error_class for e in errors] == ["UploadMismatch"]
+
+
+def test_a_cookie_case_upload_before_any_cookie_proves_nothing() -> None:
+    (isolation,) = load_sets([UPSTREAM])
+    item = next(c for c in isolation.cases if c.case.cookie)
+    early = _clean_capture(item)
+    early.cookies_before = 0
+    row = _verdict(item, OriginRecord([early]), [201])
+    assert row.error.startswith("CookieNotSet:"), row.error
+    late = _clean_capture(item)
+    late.cookies_before = 1
+    assert _verdict(item, OriginRecord([late]), [201]).status == Status.PASSED

@@ -83,10 +83,15 @@ class Captured:
     status: int = 0
     ref: str | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)  # (error class, message)
+    cookies_before: int | None = None  # cookie case: answers the relay had sent by then
 
     def summary(self) -> dict[str, Any]:
         """What a report may show: no value of a sensitive header, no ref."""
+        shown: dict[str, Any] = (
+            {} if self.cookies_before is None else {"cookiesSetBefore": self.cookies_before}
+        )
         return {
+            **shown,
             "method": self.method,
             "target": self.target,
             "tls": self.tls,
@@ -193,6 +198,7 @@ class Capture(_Origin):
     ) -> None:
         self.path = path
         self.redirect = redirect
+        self.cookies: Callable[[], int] | None = None  # set for the cookie case
         self.labels = labels or (lambda name, value: "a value")
         self.certificate_label = certificate_label or (lambda der: "a certificate")
         self.captured: list[Captured] = []
@@ -344,6 +350,8 @@ class _CaptureHandler(BaseHTTPRequestHandler):
             sha256=hashlib.sha256(body).hexdigest(),
             complete=complete,
         )
+        if capture.cookies is not None:
+            captured.cookies_before = capture.cookies()
         captured.problems = judge(captured, capture.path)
         if captured.problems:
             captured.status = 400
@@ -456,6 +464,11 @@ class CookieRelay(_Origin):
     def count(self) -> None:
         with self._lock:
             self.relayed += 1
+
+    def answered(self) -> int:
+        """How many answers (each with the cookie) have been relayed so far."""
+        with self._lock:
+            return self.relayed
 
 
 class _RelayHandler(BaseHTTPRequestHandler):

@@ -315,7 +315,11 @@ class _Combination:
             if self.server is not None:
                 configured["endpoint"] = self.server.upload_endpoint
                 extra["controlEndpoint"] = self.server.control
-                endpoint = self._relay(stack).endpoint if item.case.cookie else self.server.endpoint
+                endpoint = self.server.endpoint
+                if item.case.cookie:
+                    relay = self._relay(stack)
+                    origin.cookies = relay.answered
+                    endpoint = relay.endpoint
                 run = run_client(
                     self.ctx,
                     self.client,

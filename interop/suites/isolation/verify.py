@@ -37,6 +37,7 @@ PRIORITY = (
     "CaptureFraming",
     "CaptureIntegrity",
     "UploadStatusMismatch",
+    "CookieNotSet",
 )
 CERTIFICATE_REFUSED = "CERTIFICATE_VERIFY_FAILED"  # the capture's side: a certificate came
 
@@ -92,6 +93,14 @@ def capture_problems(item: IsolationCase, record: OriginRecord) -> list[Problem]
                     f"{captured.sha256[:12]}...), the step's are {want[0]} ({want[1][:12]}...)",
                 )
             )
+    if case.cookie and any(c.cookies_before == 0 for c in record.captured):
+        problems.append(
+            (
+                "CookieNotSet",
+                "the upload reached the capture before the event server had answered with its "
+                "cookie: the case proves nothing",
+            )
+        )
     if record.followed:
         problems.append(
             (
