@@ -193,3 +193,13 @@ def tests(session: nox.Session) -> None:
         "--output",
         "reports/smoke/auth.json",
     )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "isolation",
+        "--output",
+        "reports/smoke/isolation.json",
+    )
