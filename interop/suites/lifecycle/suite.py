@@ -153,86 +153,90 @@ class LifecycleSuite:
         }
         rows = scenario_set.for_transport(transport)
         refusing = _refusing_port() if transport == "http" else None
-        if refusing is None:
-            extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
-        errors: list[CombinationError] = []
-        entries: Any = None
-        server: Server | None = None
-        run = None
-        if transport == "http":
-            server = Server(
-                ctx,
-                server_adapter,
-                "http",
-                combination.auth,
-                blind,
-                command_key="lifecycleServer",
-                extra=server_extra,
-            )
-            try:
-                server.start()
-            except ServerStartError as exc:
-                errors.append(CombinationError("server-start", exc.error_class, str(exc)))
-            if not errors:
-                if server.upload_endpoint is None:
-                    errors.append(
-                        CombinationError(
-                            "server-start",
-                            "ReadinessMalformed",
-                            "a lifecycle server's readiness needs uploadEndpoint",
-                        )
-                    )
-                else:
-                    upload["endpoint"] = server.upload_endpoint
-                    extra["controlEndpoint"] = server.control
-                    scheme = (server.endpoint or "http:").split(":", 1)[0]
-                    port = refusing.getsockname()[1] if refusing is not None else 0
-                    extra["backends"] = {
-                        "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
-                    }
-                    run = run_client(
-                        ctx,
-                        client,
-                        stage=stage,
-                        scenario_file=given,
-                        transport="http",
-                        auth=combination.auth,
-                        endpoint=server.endpoint,
-                        command_key="lifecycleClient",
-                        extra=extra,
-                        env=env,
-                        schema="lifecycle-client-config.schema.json",
-                    )
-                    entries, receipt_errors = server.entries()
-                    if receipt_errors and server.exit_description() is not None:
-                        receipt_errors = [
+        try:
+            if refusing is None:
+                extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
+            errors: list[CombinationError] = []
+            entries: Any = None
+            server: Server | None = None
+            run = None
+            if transport == "http":
+                server = Server(
+                    ctx,
+                    server_adapter,
+                    "http",
+                    combination.auth,
+                    blind,
+                    command_key="lifecycleServer",
+                    extra=server_extra,
+                )
+                try:
+                    server.start()
+                except ServerStartError as exc:
+                    errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+                if not errors:
+                    if server.upload_endpoint is None:
+                        errors.append(
                             CombinationError(
-                                "server", "ServerExit", f"the server {server.exit_description()}"
+                                "server-start",
+                                "ReadinessMalformed",
+                                "a lifecycle server's readiness needs uploadEndpoint",
                             )
-                        ]
-                    errors += receipt_errors
-        else:
-            keys, _ = stdio_server(
-                ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
-            )
-            run = run_client(
-                ctx,
-                client,
-                stage=stage,
-                scenario_file=given,
-                transport="stdio",
-                auth="none",
-                stdio_server=keys,
-                command_key="lifecycleClient",
-                extra=extra,
-                env=env,
-                schema="lifecycle-client-config.schema.json",
-            )
-            report = run.report if isinstance(run.report, dict) else {}
-            receipts = report.get("receipts")
-            entries = receipts.get("entries") if isinstance(receipts, dict) else None
-        if refusing is not None:
-            refusing.close()
+                        )
+                    else:
+                        upload["endpoint"] = server.upload_endpoint
+                        extra["controlEndpoint"] = server.control
+                        scheme = (server.endpoint or "http:").split(":", 1)[0]
+                        port = refusing.getsockname()[1] if refusing is not None else 0
+                        extra["backends"] = {
+                            "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
+                        }
+                        run = run_client(
+                            ctx,
+                            client,
+                            stage=stage,
+                            scenario_file=given,
+                            transport="http",
+                            auth=combination.auth,
+                            endpoint=server.endpoint,
+                            command_key="lifecycleClient",
+                            extra=extra,
+                            env=env,
+                            schema="lifecycle-client-config.schema.json",
+                        )
+                        entries, receipt_errors = server.entries()
+                        if receipt_errors and server.exit_description() is not None:
+                            receipt_errors = [
+                                CombinationError(
+                                    "server",
+                                    "ServerExit",
+                                    f"the server {server.exit_description()}",
+                                )
+                            ]
+                        errors += receipt_errors
+            else:
+                keys, _ = stdio_server(
+                    ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
+                )
+                run = run_client(
+                    ctx,
+                    client,
+                    stage=stage,
+                    scenario_file=given,
+                    transport="stdio",
+                    auth="none",
+                    stdio_server=keys,
+                    command_key="lifecycleClient",
+                    extra=extra,
+                    env=env,
+                    schema="lifecycle-client-config.schema.json",
+                )
+                report = run.report if isinstance(run.report, dict) else {}
+                receipts = report.get("receipts")
+                entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        finally:  # the held port is released on every path
+            if refusing is not None:
+                refusing.close()
         if run is not None:
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
             errors = run.errors + errors
