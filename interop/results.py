@@ -430,6 +430,21 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Run the steps in order: the intercept before the upload step is answered first.",
     ),
     (
+        "CompactionResult",
+        "A compaction row's actual (outcome, summary, provenance, calls) differs from expected.",
+        "Follow docs/COMPACTION.md, steps 1 to 5, for the path named.",
+    ),
+    (
+        "NegativeRecorded",
+        "A request the server had to refuse with -32602 was recorded.",
+        "Validate before recording; refuse invalid compaction requests without a receipt.",
+    ),
+    (
+        "NegativeAccepted",
+        "A request the server had to refuse did not get the JSON-RPC error -32602.",
+        "Answer an invalid request with error -32602 (docs/COMPACTION.md, the server).",
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -2,7 +2,7 @@
 
 A suite says which scenario sets it runs by default, how combinations group
 into jobs (jobs run in parallel; combinations inside a job run in order), and
-how one job runs. Suites yet to come: elicitation, compaction.
+how one job runs. Suites yet to come: elicitation.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from interop.suites.auth import AuthSuite
 from interop.suites.base import Suite
 from interop.suites.catalogue import CatalogueSuite
+from interop.suites.compaction import CompactionSuite
 from interop.suites.core import CoreSuite
 from interop.suites.isolation import IsolationSuite
 from interop.suites.lifecycle import LifecycleSuite
@@ -20,6 +21,7 @@ SUITES: dict[str, type[Suite]] = {
     "catalogue": CatalogueSuite,
     "isolation": IsolationSuite,
     "auth": AuthSuite,
+    "compaction": CompactionSuite,
 }
 
 __all__ = ["SUITES", "Suite"]

@@ -1,0 +1,235 @@
+"""The compaction suite's verdict (docs/COMPACTION.md, "What the harness checks").
+
+Input: one set's rows (those of the transport), the client's report and the
+server's receipt entries. Each boundary's calls are found by their request id
+(`<row>:before`, `<row>:after`), so rows need no positional assignment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from interop.contract.check import contract_problem
+from interop.jsonvalue import first_difference, shown, strict_equal
+from interop.results import CombinationError, RowVerdict, Status
+from interop.runtime.process import describe_exit
+from interop.suites.compaction.scenarios import CompactionRow
+from interop.suites.lifecycle.verify import Entries, _canonical, check_entries
+
+Problem = tuple[str, str]
+KINDS = ("received", "replied", "observed", "chain-settled")
+BOUNDARIES = ("before", "after")
+
+
+def _short(value: Any) -> str:
+    return shown(value, 140)
+
+
+def _mine(log: Entries, row: CompactionRow) -> list[int]:
+    ids = {row.boundary_id(b) for b in BOUNDARIES}
+    return [
+        i
+        for i, e in enumerate(log.all)
+        if e.get("id") in ids or e.get("eventId") in ids or e.get("scenario") == row.id
+    ]
+
+
+def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
+    problems: list[Problem] = []
+    mine = _mine(log, row)
+    foreign = sorted({log.all[i]["kind"] for i in mine} - set(KINDS))
+    if foreign:
+        problems.append(("ChainReceipts", f"receipt kinds a compaction run never has: {foreign}"))
+    proof, expected = row.proof, row.expected
+    for boundary in BOUNDARIES:
+        rid = row.boundary_id(boundary)
+        received, replied = log.of("received", rid), log.of("replied", rid)
+        got = [log.all[i]["message"] for i in received]
+        wanted = proof[boundary]
+        if len(got) != len(wanted) or not all(
+            strict_equal(g, w) for g, w in zip(got, wanted, strict=False)
+        ):
+            detail = f"{len(wanted)} {boundary} calls in the proof, {len(got)} received"
+            for number, (g, w) in enumerate(zip(got, wanted, strict=False)):
+                found = first_difference(w, g)
+                if found is not None:
+                    detail = (
+                        f"{boundary} call {number}: {found[0]}: expected {_short(found[1])}, "
+                        f"got {_short(found[2])}"
+                    )
+                    break
+            problems.append(("ChainRequests", detail))
+        for message in got:
+            issue = _canonical().issue("intercept-request.schema.json", message)
+            if issue is not None:
+                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+        answered = [row.fault(boundary, n) != "timeout" for n in range(len(received))]
+        pattern = [k for ok in answered for k in (("received", "replied") if ok else ("received",))]
+        if len(replied) != sum(answered):
+            problems.append(
+                (
+                    "ChainCalls",
+                    f"{rid}: {len(replied)} replies to {len(received)} calls (a scripted "
+                    "timeout has none)",
+                )
+            )
+        elif [log.all[i]["kind"] for i in sorted(received + replied)] != pattern:
+            problems.append(("ChainCalls", f"{rid}: a call was sent before the previous reply"))
+        settled = log.marks(row.id, "chain-settled", rid)
+        ran = boundary == "before" or expected["applied"] is True
+        if len(settled) != (1 if ran else 0):
+            problems.append(
+                (
+                    "ChainSettlement",
+                    f"{rid}: {len(settled)} chain-settled marks; {1 if ran else 0} required",
+                )
+            )
+        last_call = max(received + replied, default=-1)
+        if settled and settled[0] < last_call:
+            problems.append(("ChainSettlement", f"{rid}: settled before its last call's receipt"))
+        for i in log.of("observed", rid):
+            if not settled or i < settled[0]:
+                problems.append(
+                    ("ChainSettlement", f"{rid}: an observation came before the boundary settled")
+                )
+    ids = {row.boundary_id(b) for b in BOUNDARIES}
+    observed = [e for e in log.all if e["kind"] == "observed" and e.get("eventId") in ids]
+    remaining = list(proof["observations"])
+    for entry in observed:
+        match = next((w for w in remaining if strict_equal(entry["message"], w)), None)
+        if match is None:
+            problems.append(
+                ("ChainObservations", f"an unexpected observation {_short(entry['message'])}")
+            )
+        else:
+            remaining.remove(match)
+        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        if issue is not None:
+            problems.append(("ReceivedInvalid", f"observation: {issue}"))
+    if remaining:
+        problems.append(
+            ("ChainObservations", f"{len(remaining)} notifications of the proof never arrived")
+        )
+    return problems
+
+
+def verify_negative(row: CompactionRow, log: Entries, actual: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    negative = row.negative or {}
+    ident = negative.get("id")
+    event = (
+        negative.get("params", {}).get("event", {})
+        if isinstance(negative.get("params"), dict)
+        else {}
+    )
+    event_id = event.get("id") if isinstance(event, dict) else None
+    recorded = [
+        e
+        for e in log.all
+        if (ident is not None and e.get("id") == ident)
+        or (event_id is not None and e.get("eventId") == event_id)
+    ]
+    if recorded:
+        problems.append(
+            ("NegativeRecorded", f"the refused request was recorded ({recorded[0]['kind']})")
+        )
+    if not strict_equal(actual, row.expected):
+        problems.append(
+            (
+                "NegativeAccepted",
+                f"expected the answer {_short(row.expected)}, the client got {_short(actual)}",
+            )
+        )
+    return problems
+
+
+def verify_set(
+    set_name: str,
+    rows: list[CompactionRow],
+    *,
+    report: Any,
+    entries: Any,
+    client_exit: int | None,
+    language: str,
+    stage: str,
+    prior_errors: list[CombinationError],
+) -> tuple[list[RowVerdict], list[CombinationError]]:
+    errors = list(prior_errors)
+    results: dict[str, dict[str, Any]] = {}
+    if report is not None:
+        problem = contract_problem("lifecycle-report.schema.json", report)
+        if problem is not None:
+            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
+        elif report.get("language") != language:
+            errors.append(
+                CombinationError(
+                    stage,
+                    "LanguageMismatch",
+                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
+                )
+            )
+        else:
+            counts = Counter(r["id"] for r in report["results"])
+            wanted = {r.id for r in rows}
+            results = {r["id"]: r for r in report["results"]}
+            for kind, ids in (
+                ("ResultUnknownId", sorted(set(counts) - wanted)),
+                ("ResultMissing", sorted(wanted - set(counts))),
+                ("ResultDuplicateId", sorted(i for i, n in counts.items() if n > 1)),
+            ):
+                if ids:
+                    errors.append(CombinationError(stage, kind, ", ".join(ids[:5])))
+    elif not errors:
+        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
+    if client_exit not in (0, None):
+        errors.append(
+            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
+        )
+    good, entry_errors = (
+        check_entries(entries, stage) if report is not None or entries is not None else ([], [])
+    )
+    errors += entry_errors
+    log = Entries(good)
+    verdicts: list[RowVerdict] = []
+    for row in rows:
+        entry = results.get(row.id)
+        verdict = RowVerdict(set_name, row.id, Status.FAILED, row.expected)
+        if entry is not None:
+            verdict.actual = entry.get("actual")
+            verdict.adapter_status = entry.get("status")
+        if errors:
+            verdict.error = "combination failed: " + ", ".join(
+                sorted({e.error_class for e in errors})
+            )
+        elif entry is None:
+            verdict.error = "no result"
+        elif entry.get("status", "passed") == "unsupported":
+            verdict.status = Status.UNSUPPORTED
+            verdict.error = entry.get("error") or "unsupported"
+        elif entry.get("status", "passed") not in ("completed", "passed"):
+            verdict.error = entry.get("error") or f"the client reported {entry.get('status')}"
+        else:
+            problems: list[Problem]
+            if row.negative is not None:
+                problems = verify_negative(row, log, entry.get("actual"))
+            else:
+                problems = []
+                found = first_difference(row.expected, entry.get("actual"))
+                if found is not None:
+                    problems.append(
+                        (
+                            "CompactionResult",
+                            f"{found[0]}: expected {_short(found[1])}, got {_short(found[2])}",
+                        )
+                    )
+                problems += verify_run(row, log)
+            if problems:
+                kind, message = problems[0]
+                more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+                verdict.error = f"{kind}: {message}{more}"
+                verdict.diagnostics["classes"] = sorted({k for k, _ in problems})
+            else:
+                verdict.status = Status.PASSED
+        verdicts.append(verdict)
+    return verdicts, errors
