@@ -444,6 +444,7 @@ def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
 
 LIFECYCLE = "lifecycle"
 CATALOGUE = "catalogue"  # docs/CATALOGUE.md: the lifecycle commands and keys, no uploads
+COMPACTION = "compaction"  # docs/COMPACTION.md: the lifecycle commands, text inline (no uploads)
 
 
 def suite_of(config: Fields) -> str:
@@ -469,7 +470,7 @@ def load_suite_server(path: str, suites: tuple[str, ...]) -> SuiteServerSettings
     if suite not in suites:
         raise config.error("suite", f"{suite!r} is not a suite this server implements")
     server = load_server(path)
-    if suite == CATALOGUE:
+    if suite in (CATALOGUE, COMPACTION):
         return SuiteServerSettings(suite=suite, server=server, upload_token="")
     upload = config.section("uploadAuth", required=True)
     assert upload is not None
@@ -643,7 +644,9 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
         child_pid_file=config.path("childPidFile"),
         schema_dir=config.optional_path("schemaDir"),
     )
-    if suite != CATALOGUE:  # the catalogue suite has no uploads, sources or backends
+    if suite == COMPACTION:  # text is inline: no uploads or sources, but backends
+        common.update(backends=_backends(config))
+    elif suite != CATALOGUE:  # the catalogue suite has no uploads, sources or backends
         upload = config.section("upload", required=True)
         assert upload is not None
         common.update(

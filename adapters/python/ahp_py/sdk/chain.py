@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import codec, rpc
-from .boundaries import Boundary
+from .boundaries import Boundary, get_path
 from .engine import Outcome
 
 OMIT = "omit"
@@ -30,7 +30,16 @@ def project(event: dict[str, Any], content: Any) -> dict[str, Any]:
 
 
 def settled_event(boundary: Boundary, event: dict[str, Any], value: Any) -> dict[str, Any]:
-    """``event`` with the boundary's target holding the effective ``value``."""
+    """``event`` with the boundary's target holding the effective ``value``; an
+    event without the target field (``instructions`` absent means ``[]``) is
+    sent as it is while the value is still that default."""
+    if (
+        boundary.location is not None
+        and get_path(event, *boundary.location) is None
+        and codec.json_equal(value, boundary.original(event))
+    ):
+        copy: dict[str, Any] = codec.clone(event)
+        return copy
     return boundary.with_value(event, value)
 
 

@@ -548,7 +548,7 @@ class Client:
             problem = _unsupported(row)
             if problem:
                 raise RowUnsupported(problem)
-            actual = ChainRun(self, row).run() if "chain" in row else StepRun(self, row).run()
+            actual = ChainRun.of_row(self, row).run() if "chain" in row else StepRun(self, row).run()
         except RowUnsupported as exc:
             return report.unsupported(sid, str(exc))
         except engine.Unsupported as exc:
@@ -763,42 +763,104 @@ class StepRun:
         self.actual["ignored"].append(f"unsolicited:{ident}")
 
 
-class ChainRun:
-    """One chain scenario (docs/LIFECYCLE.md, "Chains")."""
+@dataclass
+class Settlement:
+    """How a chain settled: who was called, failed and notified, the settled
+    effective value, the state carried out of the last accepted reply (None: no
+    reply was accepted), whether a fail-closed failure ended it, and the
+    subscription whose accepted ``return`` bound the carried candidate."""
 
-    def __init__(self, client: Client, row: dict[str, Any]) -> None:
+    called: list[str]
+    failures: list[str]
+    observations: list[str]
+    value: Any
+    state: dict[str, Any] | None = None
+    failed_closed: bool = False
+    supplier: str | None = None
+
+    def actual(self) -> dict[str, Any]:
+        return {
+            "called": self.called,
+            "failures": self.failures,
+            "observations": self.observations,
+            "input": self.value,
+        }
+
+
+def _has_return(reply: Any) -> bool:
+    effects = get_path(reply, "result", "effects")
+    return isinstance(effects, list) and any(
+        isinstance(effect, dict) and effect.get("type") == "return" for effect in effects
+    )
+
+
+class ChainRun:
+    """One chain (docs/LIFECYCLE.md, "Chains"): ``request`` through serial
+    ``subscriptions`` (checked here); ``release``: release the request id before
+    the first call (a server that never holds needs none)."""
+
+    def __init__(
+        self,
+        client: Client,
+        sid: str,
+        subscriptions: Any,
+        request: dict[str, Any],
+        interrupt: bool = False,
+        hold_observers: bool = False,
+        release: bool = True,
+    ) -> None:
         self.client = client
-        self.sid: str = row["id"]
-        chain = row.get("chain")
-        if not isinstance(chain, dict) or not isinstance(chain.get("subscriptions"), list):
-            raise RowFailure("chain.subscriptions must be an array")
+        self.sid = sid
+        if not isinstance(subscriptions, list):
+            raise RowFailure("the chain's subscriptions must be an array")
         self.subscriptions: list[dict[str, Any]] = []
-        for sub in chain["subscriptions"]:
+        for sub in subscriptions:
             if not isinstance(sub, dict) or not isinstance(sub.get("id"), str):
                 raise RowFailure("each chain subscription needs a string id")
             if sub.get("mode") not in ("intercept", "observe"):
                 raise RowUnsupported(f"chain subscription mode {sub.get('mode')!r}")
             self.subscriptions.append(sub)
-        self.interrupt = chain.get("interrupt") is True
-        self.hold_observers = chain.get("holdObservers") is True
-        self.request = client.checked(client.prepare(row["requests"]["a"]), INTERCEPT_REQUEST)
+        self.interrupt = interrupt
+        self.hold_observers = hold_observers
+        self.release = release
+        self.request = client.checked(client.prepare(request), INTERCEPT_REQUEST)
         self.boundary: Boundary = engine.boundary_for(self.request)
         self.rid = str(self.request["id"])
         self.event_id = str(self.request["params"]["event"]["id"])
+        self.last_reply: Any = None
+
+    @classmethod
+    def of_row(cls, client: Client, row: dict[str, Any]) -> ChainRun:
+        chain = row.get("chain")
+        if not isinstance(chain, dict) or not isinstance(chain.get("subscriptions"), list):
+            raise RowFailure("chain.subscriptions must be an array")
+        return cls(
+            client,
+            row["id"],
+            chain["subscriptions"],
+            row["requests"]["a"],
+            interrupt=chain.get("interrupt") is True,
+            hold_observers=chain.get("holdObservers") is True,
+        )
 
     def mark(self, kind: str) -> None:
         self.client.mark(self.sid, kind, self.rid)
 
     def run(self) -> dict[str, Any]:
+        return self.settle().actual()
+
+    def settle(self) -> Settlement:
         client, boundary = self.client, self.boundary
         original = boundary.original(self.request["params"]["event"])
         value = codec.clone(original)
         state: dict[str, Any] | None = None  # None: the request's own
+        supplier: str | None = None
+        failed_closed = False
         called: list[str] = []
         failures: list[str] = []
         intercepts = [s for s in self.subscriptions if s["mode"] == "intercept"]
         interrupt = self.interrupt and bool(intercepts)
-        if intercepts and not interrupt:
+        if intercepts and not interrupt and self.release:
             client.post("/release", {"id": self.rid})
         for sub in intercepts:
             try:
@@ -815,16 +877,22 @@ class ChainRun:
             called.append(sub["id"])
             if interrupt:
                 return self._interrupted(call, called, original, channel is None, deadline)
+            self.last_reply = None
             outcome = self._outcome(message, call, deadline)
             if outcome.reason:
                 log("client", f"{self.sid}: {sub['id']} failed: {outcome.reason}")
                 failures.append(sub["id"])
                 if sub.get("failurePolicy") == "fail-closed":
                     value = codec.clone(original)  # a fail-closed failure denies
+                    failed_closed = True
                     break
                 continue
             value = chains.effective_value(boundary, outcome)
             state = outcome.state
+            if state is None or state.get("candidate") is None:
+                supplier = None
+            elif _has_return(self.last_reply):
+                supplier = sub["id"]  # its last return bound the candidate
             if chains.short_circuits(outcome):
                 break
         self.mark("chain-settled")
@@ -837,12 +905,7 @@ class ChainRun:
             note = client.checked(client.prepare(note), OBSERVE_NOTIFICATION)
             client.notify(note, client.channel_for(sub.get("backend")))
             observations.append(sub["id"])
-        return {
-            "called": called,
-            "failures": failures,
-            "observations": observations,
-            "input": value,
-        }
+        return Settlement(called, failures, observations, value, state, failed_closed, supplier)
 
     def deadline(self, sub: dict[str, Any]) -> float:
         """An intercept subscription's own ``timeoutMs`` [ext], else the config's."""
@@ -864,11 +927,12 @@ class ChainRun:
             reply = MALFORMED
         except TransportError as exc:
             return engine.Outcome({"rejected": True}, f"no reply: {exc}")
+        self.last_reply = reply
         return self.client.evaluate(message, reply)
 
     def _interrupted(
         self, call: Call, called: list[str], original: Any, at_server: bool, deadline: float
-    ) -> dict[str, Any]:
+    ) -> Settlement:
         """Interrupt while the first call is in flight: once the server has it, the
         boundary settles with the original value; the late reply is dropped (a
         call to another backend leaves the server nothing to wait for)."""
@@ -882,7 +946,7 @@ class ChainRun:
             call.result(deadline)
         except (TransportError, MalformedResponse) as exc:
             log("client", f"{self.sid}: the interrupted call's reply: {exc}")
-        return {"called": called, "failures": [], "observations": [], "input": original}
+        return Settlement(called, [], [], original)
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
