@@ -17,6 +17,7 @@ const STEP_SUITES: Readonly<
 > = {
   lifecycle: () => import("./suites/lifecycle.js"),
   catalogue: () => import("./suites/catalogue.js"),
+  compaction: () => import("./suites/compaction.js"),
 };
 
 /** A lifecycle command's role: the module of the config's suite runs it. */

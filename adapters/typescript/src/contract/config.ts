@@ -355,10 +355,14 @@ export function readScenarios(
 // ---------------------------------------------------------------- step-driven suites
 
 /** The suites whose server is driven by steps (docs/LIFECYCLE.md, docs/CATALOGUE.md). */
-export type StepSuite = "lifecycle" | "catalogue";
+export type StepSuite = "lifecycle" | "catalogue" | "compaction";
 
 /** Every step-driven suite this adapter runs (the lifecycle commands). */
-export const STEP_SUITES: readonly StepSuite[] = ["lifecycle", "catalogue"];
+export const STEP_SUITES: readonly StepSuite[] = [
+  "lifecycle",
+  "catalogue",
+  "compaction",
+];
 
 /**
  * The `suite` a step-driven config names (`lifecycle` when absent), to pick

@@ -113,7 +113,7 @@ function debug(text: string): void {
  * first use as a stdio backend (kept once it runs, reaped at close). A
  * backend that cannot be reached (refused, not startable) fails the call.
  */
-class Backends {
+export class Backends {
   private readonly http = new Map<string, HttpClientTransport>();
   private readonly stdio = new Map<string, StdioSession>();
 
