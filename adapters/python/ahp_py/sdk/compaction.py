@@ -109,7 +109,8 @@ def after_event(
             event[key] = codec.clone(before[key])
     items = before.get("items")
     removed = [
-        {"id": item.get("id")} for item in (items if isinstance(items, list) else [])
+        {"id": item.get("id")}
+        for item in (items if isinstance(items, list) else [])
         if isinstance(item, dict)
     ]
     event.update(

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import report
 from ..contract.config import (
     CATALOGUE,
+    COMPACTION,
     LIFECYCLE,
     UNREACHABLE,
     ConfigError,
@@ -75,9 +76,9 @@ if TYPE_CHECKING:
     from ..contract.barriers import Barriers
     from ..sdk.schemas import SchemaSet
 
-# The lifecycle commands serve these suites (docs/CATALOGUE.md reuses them).
-SERVER_SUITES = (LIFECYCLE, CATALOGUE)
-CLIENT_SUITES = (LIFECYCLE, CATALOGUE)
+# The lifecycle commands serve these suites (docs/CATALOGUE.md, docs/COMPACTION.md reuse them).
+SERVER_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION)
+CLIENT_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION)
 OPS = frozenset(
     {"send", "wait", "release", "receive", "accept", "cancel", "failOpen", "observe", "upload"}
     | {"emit"}
@@ -245,6 +246,10 @@ def serve(config_path: str) -> int:
         from .catalogue import serve_catalogue
 
         return serve_catalogue(settings)
+    if settings.suite == COMPACTION:
+        from .compaction import serve_compaction
+
+        return serve_compaction(settings)
     return serve_lifecycle(settings)
 
 
@@ -548,7 +553,9 @@ class Client:
             problem = _unsupported(row)
             if problem:
                 raise RowUnsupported(problem)
-            actual = ChainRun.of_row(self, row).run() if "chain" in row else StepRun(self, row).run()
+            actual = (
+                ChainRun.of_row(self, row).run() if "chain" in row else StepRun(self, row).run()
+            )
         except RowUnsupported as exc:
             return report.unsupported(sid, str(exc))
         except engine.Unsupported as exc:
@@ -966,6 +973,10 @@ def run_client(config_path: str) -> int:
         from .catalogue import run_catalogue_client
 
         return run_catalogue_client(settings)
+    if settings.suite == COMPACTION:
+        from .compaction import run_compaction_client
+
+        return run_compaction_client(settings)
     schemas = schema_set(settings.file, settings.schema_dir)
     for name in (
         INTERCEPT_REQUEST,
