@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -159,10 +159,8 @@ def http_server(home: Path, scenarios: Path) -> Iterator[dict[str, Any]]:
         if process.poll() is None:
             ready = json.loads((home / "ready-http.json").read_text())
             port = int(ready["controlEndpoint"].rsplit(":", 1)[1].split("/")[0])
-            try:
+            with suppress(OSError):
                 request_json(port, "POST", "/shutdown", {})
-            except OSError:
-                pass
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
