@@ -3,6 +3,7 @@
 // against the real server over HTTP and stdio on a hand-written file.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as engine from "../sdk/engine.js";
@@ -16,6 +17,7 @@ import {
 } from "../sdk/compaction.js";
 import { compactionOutcome, type Settled } from "../suites/compaction.js";
 import * as b from "./builders.js";
+import { label } from "./lifecycleHarness.js";
 import {
   ADAPTER_DIR,
   CLI,
@@ -26,7 +28,6 @@ import {
   writeJson,
   type RunningServer,
 } from "./processes.js";
-import { readFileSync } from "node:fs";
 
 const schemas = loadSchemas(SCHEMA_DIR);
 const deps = {
@@ -416,7 +417,9 @@ function scenarios(): { rows: JsonObject[]; expected: Record<string, Json> } {
     after: [{ id: "pushy", mode: "intercept" }],
     afterObserveOnly: true,
     responseSequences: {
-      before: [ok("cmp-observe-only:before", [{ type: "message", text: "fine" }])],
+      before: [
+        ok("cmp-observe-only:before", [{ type: "message", text: "fine" }]),
+      ],
       after: [
         ok("cmp-observe-only:after", [b.modify("summary", "replace", edited)]),
       ],
@@ -466,9 +469,7 @@ function checkRun(report: Report, expected: Record<string, Json>): void {
     assert.deepEqual(result.actual, actual, id);
   }
   const entries = report.receipts?.entries ?? [];
-  const labels = entries.map(
-    (e) => `${String(e["kind"])}:${String(e["id"] ?? e["eventId"])}`,
-  );
+  const labels = entries.map(label);
   // Each call received then replied (a fault too); one settlement per boundary that ran.
   assert.deepEqual(
     labels.filter((l) => l.includes("cmp-generated")),
