@@ -18,6 +18,8 @@ import {
   encodeJson,
   errorResponse,
   INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
   replyId,
 } from "../sdk/codec.js";
 import {
@@ -719,13 +721,21 @@ export class CompactionBehaviour implements ServerBehaviour {
   }
 
   handle(message: Json): Reply {
-    const method = isObject(message) ? message["method"] : undefined;
-    if (isObject(message) && method === "hooks/observe")
-      return this.observe(message);
-    if (isObject(message) && !hasKey(message, "id")) return undefined;
-    if (isObject(message) && method === "hooks/capabilities")
+    if (!isObject(message))
+      return errorResponse(null, INVALID_REQUEST, "not a JSON-RPC object");
+    const method = message["method"];
+    if (method === "hooks/observe") return this.observe(message);
+    if (!hasKey(message, "id")) return undefined;
+    if (method === "hooks/intercept") return this.intercept(message);
+    if (method === "hooks/capabilities")
       return discoveryResponse(replyId(message));
-    return this.intercept(message);
+    return errorResponse(
+      replyId(message),
+      typeof method === "string" ? METHOD_NOT_FOUND : INVALID_REQUEST,
+      typeof method === "string"
+        ? `unknown method ${method}`
+        : "not a JSON-RPC request",
+    );
   }
 
   private observe(message: JsonObject): Reply {
@@ -754,7 +764,7 @@ export class CompactionBehaviour implements ServerBehaviour {
       typeof id === "string" ? this.sequences.get(id) : undefined;
     if (sequence === undefined || typeof id !== "string")
       return refuse("no run's boundary request has this id");
-    if (textPartWithBody(eventOf(request) ?? {}))
+    if (textPartWithBody(request["params"]))
       return refuse("compaction text parts are inline: a text part has a body");
     this.log.append({ kind: "received", id, message: request });
     const occurrence = this.occurrences.get(id) ?? 0;
