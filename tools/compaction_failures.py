@@ -91,7 +91,7 @@ def a(rid: str) -> str:
     return f"{rid}:after"
 
 
-# ---------------------------------------------------------------- upstream wire: atomic, closed, open
+# -------------------------------------------------- upstream wire: atomic, closed, open
 
 
 def rejected_reply_keeps_supplied() -> JSON:
@@ -235,9 +235,7 @@ def before_fail_closed_nothing_compacted() -> JSON:
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "broken", policy="fail-closed"), sub(rid, "later")],
         after=[sub(rid, "record", "observe")],
-        before_replies=[
-            reply(b(rid), modify("summary", [text(f"{rid}:x", "Owners: nobody.")]))
-        ],
+        before_replies=[reply(b(rid), modify("summary", [text(f"{rid}:x", "Owners: nobody.")]))],
         after_replies=[],
         outcome=expected(
             applied=False,
@@ -335,9 +333,7 @@ def before_summary_edit_fail_open() -> JSON:
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "wrong"), sub(rid, "audit", "observe")],
         after=[sub(rid, "look", policy="fail-closed")],
-        before_replies=[
-            reply(b(rid), modify("summary", [text(f"{rid}:x", "Thursday only.")]))
-        ],
+        before_replies=[reply(b(rid), modify("summary", [text(f"{rid}:x", "Thursday only.")]))],
         after_replies=[reply(a(rid))],
         outcome=expected(
             applied=True,
@@ -363,9 +359,7 @@ def before_summary_edit_fail_closed() -> JSON:
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "wrong", policy="fail-closed"), sub(rid, "audit", "observe")],
         after=[sub(rid, "look")],
-        before_replies=[
-            reply(b(rid), modify("summary", [text(f"{rid}:x", "Tuesday only.")]))
-        ],
+        before_replies=[reply(b(rid), modify("summary", [text(f"{rid}:x", "Tuesday only.")]))],
         after_replies=[],
         outcome=expected(
             applied=False,
@@ -395,9 +389,7 @@ def after_instructions_edit_fail_open() -> JSON:
         before=[sub(rid, "pass", policy="fail-closed")],
         after=[sub(rid, "wrong"), sub(rid, "audit", "observe")],
         before_replies=[reply(b(rid))],
-        after_replies=[
-            reply(a(rid), modify("instructions", [text(f"{rid}:ins", "Two lines.")]))
-        ],
+        after_replies=[reply(a(rid), modify("instructions", [text(f"{rid}:ins", "Two lines.")]))],
         outcome=expected(
             applied=True,
             instructions=ins0,
@@ -424,11 +416,13 @@ def after_instructions_edit_fail_closed() -> JSON:
         rid,
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "pass")],
-        after=[sub(rid, "wrong", policy="fail-closed"), sub(rid, "later"), sub(rid, "audit", "observe")],
-        before_replies=[reply(b(rid))],
-        after_replies=[
-            reply(a(rid), modify("instructions", [text(f"{rid}:ins", "Four lines.")]))
+        after=[
+            sub(rid, "wrong", policy="fail-closed"),
+            sub(rid, "later"),
+            sub(rid, "audit", "observe"),
         ],
+        before_replies=[reply(b(rid))],
+        after_replies=[reply(a(rid), modify("instructions", [text(f"{rid}:ins", "Four lines.")]))],
         outcome=expected(
             applied=True,
             instructions=ins0,
@@ -616,7 +610,7 @@ def after_fail_closed_skips_rest() -> JSON:
     )
 
 
-# ---------------------------------------------------------------- unadvertised operations, bad values
+# -------------------------------------------------- unadvertised operations, bad values
 
 
 def before_merge_unadvertised() -> JSON:
@@ -755,7 +749,11 @@ def observe_only_effect_fails() -> JSON:
         rid,
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "pass")],
-        after=[sub(rid, "editor", policy="fail-closed"), sub(rid, "later"), sub(rid, "audit", "observe")],
+        after=[
+            sub(rid, "editor", policy="fail-closed"),
+            sub(rid, "later"),
+            sub(rid, "audit", "observe"),
+        ],
         before_replies=[reply(b(rid))],
         after_replies=[reply(a(rid), modify("summary", [text(f"{rid}:summary", "Drop Marek.")]))],
         outcome=expected(
@@ -944,7 +942,11 @@ def malformed_fail_closed() -> JSON:
     return run(
         rid,
         request=bcall(rid, 2, ins0, NO_STATE),
-        before=[sub(rid, "edit"), sub(rid, "broken", policy="fail-closed"), sub(rid, "audit", "observe")],
+        before=[
+            sub(rid, "edit"),
+            sub(rid, "broken", policy="fail-closed"),
+            sub(rid, "audit", "observe"),
+        ],
         after=[sub(rid, "look")],
         before_replies=[reply(b(rid), modify("instructions", ins1)), fault("malformed")],
         after_replies=[],
@@ -1015,7 +1017,9 @@ def deny_without_reason() -> JSON:
         request=bcall(rid, 2, ins0, NO_STATE),
         before=[sub(rid, "gate")],
         after=[sub(rid, "look", policy="fail-closed")],
-        before_replies=[raw_reply(b(rid), {"protocolVersion": "draft", "effects": [{"type": "deny"}]})],
+        before_replies=[
+            raw_reply(b(rid), {"protocolVersion": "draft", "effects": [{"type": "deny"}]})
+        ],
         after_replies=[reply(a(rid))],
         outcome=expected(
             applied=True,
@@ -1044,7 +1048,9 @@ def deny_empty_reason() -> JSON:
         before=[sub(rid, "gate")],
         after=[sub(rid, "look", policy="fail-closed")],
         before_replies=[
-            raw_reply(b(rid), {"protocolVersion": "draft", "effects": [{"type": "deny", "reason": ""}]})
+            raw_reply(
+                b(rid), {"protocolVersion": "draft", "effects": [{"type": "deny", "reason": ""}]}
+            )
         ],
         after_replies=[reply(a(rid))],
         outcome=expected(
@@ -1187,7 +1193,9 @@ def negatives() -> list[JSON]:
     del no_trigger["params"]["event"]["trigger"]
 
     summary_caps = _base("cmp-neg-summary-capability")
-    summary_caps["params"]["capabilities"]["modify"] = {"summary": {"replace": True, "merge": False}}
+    summary_caps["params"]["capabilities"]["modify"] = {
+        "summary": {"replace": True, "merge": False}
+    }
 
     scalar = _base("cmp-neg-scalar-instructions")
     scalar["params"]["event"]["instructions"] = "Keep the ledger facts."

@@ -189,7 +189,11 @@ def before_edit_then_empty() -> JSON:
     rid = "cmp-before-edit-then-empty"
     ins0 = [text(f"{rid}:ins", "Mention the dry run.")]
     ins1 = [text(f"{rid}:ins", "Mention the dry run and its date.")]
-    made = [text(f"{rid}:summary", "Summary of 2 items. Instructions: Mention the dry run and its date.")]
+    made = [
+        text(
+            f"{rid}:summary", "Summary of 2 items. Instructions: Mention the dry run and its date."
+        )
+    ]
     gone = removed(f"{rid}:m1", f"{rid}:m2")
     return run(
         rid,
@@ -322,7 +326,10 @@ def later_edit_drops_candidate() -> JSON:
     ins1 = [text(f"{rid}:ins", "Keep it short; mention the rollback.")]
     given = [text(f"{rid}:given", "Two slots, one owner each.")]
     made = [
-        text(f"{rid}:summary", "Summary of 2 items. Instructions: Keep it short; mention the rollback.")
+        text(
+            f"{rid}:summary",
+            "Summary of 2 items. Instructions: Keep it short; mention the rollback.",
+        )
     ]
     gone = removed(f"{rid}:m1", f"{rid}:m2")
     return run(
@@ -564,7 +571,11 @@ def observers_both_boundaries() -> JSON:
     rid = "cmp-observers-both-boundaries"
     ins0 = [text(f"{rid}:ins", "Keep the sign-off.")]
     ins1 = [text(f"{rid}:ins", "Keep the sign-off and the dry run.")]
-    made = [text(f"{rid}:summary", "Summary of 3 items. Instructions: Keep the sign-off and the dry run.")]
+    made = [
+        text(
+            f"{rid}:summary", "Summary of 3 items. Instructions: Keep the sign-off and the dry run."
+        )
+    ]
     edited = [text(f"{rid}:summary", "Sign-off after the dry run.")]
     gone = removed(f"{rid}:m1", f"{rid}:m2", f"{rid}:m3")
     return run(

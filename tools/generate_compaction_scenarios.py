@@ -47,6 +47,7 @@ EXPECTED_KEYS = ["applied", "instructions", "summary", "execution", "provenance"
 BOUNDARY_KEYS = ["called", "failures", "observations"]
 FAULTS = ("server-error", "malformed", "timeout")
 MAX_EXACT = 2**53 - 1
+BOUNDARY_EMPTY: dict[str, list[str]] = {"called": [], "failures": [], "observations": []}
 
 # Upstream case -> the rows of this set that express it. "wire:" the eight
 # cases of compaction_wire_matrix.py, "runtime:" the 29 of compaction_matrix.py
@@ -218,9 +219,6 @@ def _lint_run(row: dict[str, Any]) -> list[str]:
     if len(proof["observations"]) != notified:
         problems.append(f"{rid}: one proof observation per expected observation")
     return problems
-
-
-BOUNDARY_EMPTY = {"called": [], "failures": [], "observations": []}
 
 
 def lint(scenarios: list[dict[str, Any]]) -> list[str]:
