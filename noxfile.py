@@ -113,6 +113,7 @@ def scenarios(session: nox.Session) -> None:
     session.run("python", "tools/generate_scenarios.py", *session.posargs)
     session.run("python", "tools/generate_lifecycle_scenarios.py", *session.posargs)
     session.run("python", "tools/generate_catalogue_scenarios.py", *session.posargs)
+    session.run("python", "tools/generate_compaction_scenarios.py", *session.posargs)
     _check_scenarios(session)
 
 
@@ -135,6 +136,7 @@ def tests(session: nox.Session) -> None:
     session.run("python", "tools/generate_scenarios.py", "--check")
     session.run("python", "tools/generate_lifecycle_scenarios.py", "--check")
     session.run("python", "tools/generate_catalogue_scenarios.py", "--check")
+    session.run("python", "tools/generate_compaction_scenarios.py", "--check")
     _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
@@ -202,4 +204,14 @@ def tests(session: nox.Session) -> None:
         "isolation",
         "--output",
         "reports/smoke/isolation.json",
+    )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "compaction",
+        "--output",
+        "reports/smoke/compaction.json",
     )
