@@ -191,8 +191,8 @@ def rejected_summary_edit_rolls_back() -> JSON:
 
 
 def after_fail_closed_keeps_start() -> JSON:
-    # Step 4: a fail-closed failure ends the after chain with the summary it
-    # started with; the uncalled intercept is notified with it.
+    # Step 4: a fail-closed failure ends the after chain (the uncalled intercept
+    # is notified with the summary it started with) and prevents the application.
     rid = "cmp-after-fail-closed-keeps-start"
     ins0 = [text(f"{rid}:ins", "Keep the dates.")]
     made = [text(f"{rid}:summary", "Summary of 2 items. Instructions: Keep the dates.")]
@@ -211,11 +211,11 @@ def after_fail_closed_keeps_start() -> JSON:
             )
         ],
         outcome=expected(
-            applied=True,
+            applied=False,  # a fail-closed failure at the after boundary prevents it
             instructions=ins0,
-            summary=made,
-            execution=EXECUTED,
-            provenance=GENERATED,
+            summary=None,
+            execution=None,
+            provenance=None,
             before=boundary(ids(rid, "pass"), [], []),
             after=boundary(ids(rid, "broken"), ids(rid, "broken"), ids(rid, "later")),
         ),
@@ -424,11 +424,11 @@ def after_instructions_edit_fail_closed() -> JSON:
         before_replies=[reply(b(rid))],
         after_replies=[reply(a(rid), modify("instructions", [text(f"{rid}:ins", "Four lines.")]))],
         outcome=expected(
-            applied=True,
+            applied=False,  # a fail-closed failure at the after boundary prevents it
             instructions=ins0,
-            summary=made,
-            execution=EXECUTED,
-            provenance=GENERATED,
+            summary=None,
+            execution=None,
+            provenance=None,
             before=boundary(ids(rid, "pass"), [], []),
             after=boundary(ids(rid, "wrong"), ids(rid, "wrong"), ids(rid, "later", "audit")),
         ),
@@ -596,11 +596,11 @@ def after_fail_closed_skips_rest() -> JSON:
             )
         ],
         outcome=expected(
-            applied=True,
+            applied=False,  # a fail-closed failure at the after boundary prevents it
             instructions=ins0,
-            summary=given,
-            execution=SUPPLIED,
-            provenance=supplied_by(f"{rid}:store"),
+            summary=None,
+            execution=None,
+            provenance=None,
             before=boundary(ids(rid, "store"), [], []),
             after=boundary(ids(rid, "broken"), ids(rid, "broken"), ids(rid, "rest")),
         ),
@@ -757,11 +757,11 @@ def observe_only_effect_fails() -> JSON:
         before_replies=[reply(b(rid))],
         after_replies=[reply(a(rid), modify("summary", [text(f"{rid}:summary", "Drop Marek.")]))],
         outcome=expected(
-            applied=True,
+            applied=False,  # a fail-closed failure at the after boundary prevents it
             instructions=ins0,
-            summary=made,
-            execution=EXECUTED,
-            provenance=GENERATED,
+            summary=None,
+            execution=None,
+            provenance=None,
             before=boundary(ids(rid, "pass"), [], []),
             after=boundary(ids(rid, "editor"), ids(rid, "editor"), ids(rid, "later", "audit")),
         ),
@@ -985,11 +985,11 @@ def timeout_after_fail_closed() -> JSON:
         before_replies=[reply(b(rid))],
         after_replies=[reply(a(rid), modify("summary", edited)), fault("timeout")],
         outcome=expected(
-            applied=True,
+            applied=False,  # a fail-closed failure at the after boundary prevents it
             instructions=ins0,
-            summary=made,
-            execution=EXECUTED,
-            provenance=GENERATED,
+            summary=None,
+            execution=None,
+            provenance=None,
             before=boundary(ids(rid, "pass"), [], []),
             after=boundary(ids(rid, "edit", "slow"), ids(rid, "slow"), ids(rid, "later")),
         ),

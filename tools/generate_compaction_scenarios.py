@@ -124,9 +124,9 @@ READINGS: dict[str, str] = {
         "reply). Every row with two or more after calls depends on it."
     ),
     "after-fail-closed-applied": (
-        "A fail-closed after failure 'ends it with the summary it started with': the rows "
-        "keep applied true with that summary (the upstream after-closed case reports "
-        "applied false)."
+        "A fail-closed after failure ends the after chain and prevents the application, "
+        "as the upstream after-closed case has it: applied false, summary, execution and "
+        "provenance null (COMPACTION.md, readings)."
     ),
     "candidate-shape": (
         "A carried state.candidate is {value: <returned text parts>} without provenance."
@@ -213,7 +213,12 @@ def _lint_run(row: dict[str, Any]) -> list[str]:
                 problems.append(f"{rid}: proof.{name} requests have id {rid}:{name}")
     if row["request"] != (proof["before"][0] if proof["before"] else row["request"]):
         problems.append(f"{rid}: proof.before[0] is the request itself")
-    if not expected["applied"] and (expected["after"] != BOUNDARY_EMPTY or proof["after"]):
+    stopped_after = bool(expected["after"]["failures"])  # its fail-closed failure stopped it
+    if (
+        not expected["applied"]
+        and not stopped_after
+        and (expected["after"] != BOUNDARY_EMPTY or proof["after"])
+    ):
         problems.append(f"{rid}: a run that does not compact has no after boundary")
     notified = len(expected["before"]["observations"]) + len(expected["after"]["observations"])
     if len(proof["observations"]) != notified:

@@ -163,12 +163,12 @@ def expected() -> dict[str, Any]:
             "before": nothing,
             "after": {"called": ["editor"], "failures": [], "observations": []},
         },
-        "py-cmp-fault": {
-            "applied": True,
+        "py-cmp-fault": {  # a fail-closed after failure prevents the application
+            "applied": False,
             "instructions": [],
-            "summary": generated_summary("py-cmp-fault", "Summary of 1 items."),
-            "execution": {"status": "executed"},
-            "provenance": {"kind": "generated"},
+            "summary": None,
+            "execution": None,
+            "provenance": None,
             "before": nothing,
             "after": {"called": ["broken"], "failures": ["broken"], "observations": ["never"]},
         },

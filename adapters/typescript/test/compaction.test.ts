@@ -385,7 +385,7 @@ function scenarios(): { rows: JsonObject[]; expected: Record<string, Json> } {
     after: empty,
   };
 
-  // A fail-closed after fault: the after chain ends with the summary it started with.
+  // A fail-closed after fault: the after chain ends and nothing is applied.
   rows.push({
     id: "cmp-after-fault",
     request: beforeRequest("cmp-after-fault"),
@@ -400,11 +400,11 @@ function scenarios(): { rows: JsonObject[]; expected: Record<string, Json> } {
     },
   });
   expected["cmp-after-fault"] = {
-    applied: true,
+    applied: false,
     instructions: [],
-    summary: [summaryPart("cmp-after-fault", "Summary of 2 items.")],
-    execution: { status: "executed" },
-    provenance: { kind: "generated" },
+    summary: null,
+    execution: null,
+    provenance: null,
     before: empty,
     after: calls(["broken"], ["broken"], ["skipped"]),
   };

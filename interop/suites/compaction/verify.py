@@ -77,7 +77,13 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
         elif [log.all[i]["kind"] for i in sorted(received + replied)] != pattern:
             problems.append(("ChainCalls", f"{rid}: a call was sent before the previous reply"))
         settled = log.marks(row.id, "chain-settled", rid)
-        ran = boundary == "before" or expected["applied"] is True
+        # the after boundary ran when the compaction applied, or when its own
+        # fail-closed failure stopped the application
+        ran = (
+            boundary == "before"
+            or expected["applied"] is True
+            or bool(expected["after"]["failures"])
+        )
         if len(settled) != (1 if ran else 0):
             problems.append(
                 (

@@ -274,12 +274,14 @@ class CompactionRun:
             )
             chain = ChainRun(client, self.sid, self.subscriptions("after"), message, release=False)
             after = chain.settle()
+        # a fail-closed failure at the after boundary prevents the application too
+        applied = host.applied and not (after is not None and after.failed_closed)
         return {
-            "applied": host.applied,
+            "applied": applied,
             "instructions": settled.value,
-            "summary": after.value if after is not None else None,
-            "execution": host.execution,
-            "provenance": host.provenance,
+            "summary": after.value if after is not None and applied else None,
+            "execution": host.execution if applied else None,
+            "provenance": host.provenance if applied else None,
             "before": chain_actual(settled),
             "after": chain_actual(after),
         }

@@ -557,13 +557,18 @@ class ClientRun {
       after = await this.chain(row.id, derived, "summary", afterSubs);
       summary = after.effective;
     }
+    // a fail-closed failure at the after boundary prevents the application too
+    const applied = outcome.applied && !(after?.failedClosed ?? false);
     return {
-      applied: outcome.applied,
+      applied,
       instructions: before.effective,
-      summary,
-      execution: outcome.execution === null ? null : { ...outcome.execution },
+      summary: applied ? summary : null,
+      execution:
+        applied && outcome.execution !== null ? { ...outcome.execution } : null,
       provenance:
-        outcome.provenance === null ? null : { ...outcome.provenance },
+        applied && outcome.provenance !== null
+          ? { ...outcome.provenance }
+          : null,
       before: boundary(before),
       after: boundary(after),
     };
