@@ -14,6 +14,7 @@ from typing import Any
 from interop.contract.check import contract_problem
 from interop.jsonvalue import strict_equal
 from interop.results import CombinationError
+from interop.runtime.process import describe_exit
 
 BLIND_STATUSES = ("completed", "failed", "unsupported")
 V1_STATUSES = ("passed", "failed", "unsupported", "inapplicable")
@@ -122,3 +123,49 @@ def check_receipts(
             )
         )
     return errors
+
+
+def check_step_report(
+    report: Any,
+    *,
+    schema: str,
+    language: str,
+    ids: set[str],
+    client_exit: int | None,
+    stage: str,
+    prior: list[CombinationError],
+) -> tuple[dict[str, dict[str, Any]], list[CombinationError]]:
+    """A step-driven client's report (every suite past core): its results by id, and
+    what is wrong with it as a whole, after `prior` (the run's own errors): schema,
+    language, every id exactly once, the client's exit status."""
+    errors = list(prior)
+    results: dict[str, dict[str, Any]] = {}
+    if report is not None:
+        problem = contract_problem(schema, report)
+        if problem is not None:
+            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
+        elif report.get("language") != language:
+            errors.append(
+                CombinationError(
+                    stage,
+                    "LanguageMismatch",
+                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
+                )
+            )
+        else:
+            counts = Counter(r["id"] for r in report["results"])
+            results = {r["id"]: r for r in report["results"]}
+            for kind, found in (
+                ("ResultUnknownId", sorted(set(counts) - ids)),
+                ("ResultMissing", sorted(ids - set(counts))),
+                ("ResultDuplicateId", sorted(i for i, n in counts.items() if n > 1)),
+            ):
+                if found:
+                    errors.append(CombinationError(stage, kind, ", ".join(found[:5])))
+    elif not errors:
+        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
+    if client_exit not in (0, None):
+        errors.append(
+            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
+        )
+    return results, errors

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,9 @@ from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, load_file, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.runtime.process import describe_exit
 from interop.schema import SchemaSet
 from interop.suites.catalogue.scenarios import CatalogueScenario
+from interop.suites.common import check_step_report
 
 MANIFEST = Path(__file__).parent / "manifest.json"  # written by hand from docs/CATALOGUE.md
 # What the upstream verifier requires of a server's manifest (compat): observe for
@@ -224,37 +223,15 @@ def verify_set(
     prior_errors: list[CombinationError],
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
     """Judge every row of one set (one client run) into row verdicts and combination errors."""
-    errors = list(prior_errors)
-    results: dict[str, dict[str, Any]] = {}
-    if report is not None:
-        problem = contract_problem("catalogue-report.schema.json", report)
-        if problem is not None:
-            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
-        elif report.get("language") != language:
-            errors.append(
-                CombinationError(
-                    stage,
-                    "LanguageMismatch",
-                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
-                )
-            )
-        else:
-            counts = Counter(r["id"] for r in report["results"])
-            wanted_ids = {s.id for s in scenarios}
-            results = {r["id"]: r for r in report["results"]}
-            for kind, ids in (
-                ("ResultUnknownId", sorted(set(counts) - wanted_ids)),
-                ("ResultMissing", sorted(wanted_ids - set(counts))),
-                ("ResultDuplicateId", sorted(i for i, n in counts.items() if n > 1)),
-            ):
-                if ids:
-                    errors.append(CombinationError(stage, kind, ", ".join(ids[:5])))
-    elif not errors:
-        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    if client_exit not in (0, None):
-        errors.append(
-            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
-        )
+    results, errors = check_step_report(
+        report,
+        schema="catalogue-report.schema.json",
+        language=language,
+        ids={s.id for s in scenarios},
+        client_exit=client_exit,
+        stage=stage,
+        prior=prior_errors,
+    )
     good, entry_errors = (
         check_entries(entries, stage) if report is not None or entries is not None else ([], [])
     )

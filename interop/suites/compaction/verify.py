@@ -7,13 +7,11 @@ server's receipt entries. Each boundary's calls are found by their request id
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
-from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.runtime.process import describe_exit
+from interop.suites.common import check_step_report
 from interop.suites.compaction.scenarios import CompactionRow
 from interop.suites.lifecycle.verify import Entries, _canonical, check_entries
 
@@ -161,37 +159,15 @@ def verify_set(
     stage: str,
     prior_errors: list[CombinationError],
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
-    errors = list(prior_errors)
-    results: dict[str, dict[str, Any]] = {}
-    if report is not None:
-        problem = contract_problem("lifecycle-report.schema.json", report)
-        if problem is not None:
-            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
-        elif report.get("language") != language:
-            errors.append(
-                CombinationError(
-                    stage,
-                    "LanguageMismatch",
-                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
-                )
-            )
-        else:
-            counts = Counter(r["id"] for r in report["results"])
-            wanted = {r.id for r in rows}
-            results = {r["id"]: r for r in report["results"]}
-            for kind, ids in (
-                ("ResultUnknownId", sorted(set(counts) - wanted)),
-                ("ResultMissing", sorted(wanted - set(counts))),
-                ("ResultDuplicateId", sorted(i for i, n in counts.items() if n > 1)),
-            ):
-                if ids:
-                    errors.append(CombinationError(stage, kind, ", ".join(ids[:5])))
-    elif not errors:
-        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    if client_exit not in (0, None):
-        errors.append(
-            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
-        )
+    results, errors = check_step_report(
+        report,
+        schema="lifecycle-report.schema.json",
+        language=language,
+        ids={r.id for r in rows},
+        client_exit=client_exit,
+        stage=stage,
+        prior=prior_errors,
+    )
     good, entry_errors = (
         check_entries(entries, stage) if report is not None or entries is not None else ([], [])
     )

@@ -21,8 +21,8 @@ from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.runtime.process import describe_exit
 from interop.schema import SchemaSet
+from interop.suites.common import check_step_report
 from interop.suites.lifecycle.scenarios import LifecycleScenario, Upload
 
 KINDS = (
@@ -604,40 +604,15 @@ def verify_set(
     prior_errors: list[CombinationError],
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
     """Judge every row of one set (one client run) into row verdicts and combination errors."""
-    errors = list(prior_errors)
-    results: dict[str, dict[str, Any]] = {}
-    if report is not None:
-        problem = contract_problem("lifecycle-report.schema.json", report)
-        if problem is not None:
-            errors.append(CombinationError(stage, "ReportMalformed", f"report {problem}"))
-        elif report.get("language") != language:
-            errors.append(
-                CombinationError(
-                    stage,
-                    "LanguageMismatch",
-                    f"report language {report.get('language')!r} is not the adapter's {language!r}",
-                )
-            )
-        else:
-            counts = Counter(r["id"] for r in report["results"])
-            wanted = {s.id for s in scenarios}
-            results = {r["id"]: r for r in report["results"]}
-            unknown = sorted(set(counts) - wanted)
-            missing = sorted(wanted - set(counts))
-            twice = sorted(i for i, n in counts.items() if n > 1)
-            for kind, ids in (
-                ("ResultUnknownId", unknown),
-                ("ResultMissing", missing),
-                ("ResultDuplicateId", twice),
-            ):
-                if ids:
-                    errors.append(CombinationError(stage, kind, ", ".join(ids[:5])))
-    elif not errors:
-        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    if client_exit not in (0, None):
-        errors.append(
-            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
-        )
+    results, errors = check_step_report(
+        report,
+        schema="lifecycle-report.schema.json",
+        language=language,
+        ids={s.id for s in scenarios},
+        client_exit=client_exit,
+        stage=stage,
+        prior=prior_errors,
+    )
     good, entry_errors = (
         check_entries(entries, stage) if report is not None or entries is not None else ([], [])
     )
