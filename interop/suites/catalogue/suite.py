@@ -12,18 +12,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
-from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
-from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.catalogue import probes
 from interop.suites.catalogue.scenarios import CatalogueSet, CatalogueSets, load_sets
 from interop.suites.catalogue.verify import verify_set
+from interop.suites.steps import run_step_client, stop_server
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
@@ -114,101 +112,36 @@ class CatalogueSuite:
     ) -> bool:
         """One set's client run against a fresh server, judged into `outcome`; probes the
         receiver once per combination. Returns whether it has been probed (now or before)."""
-        client, server_adapter = adapters[combination.client], adapters[combination.server]
-        stage = f"client[{scenario_set.name}]"
+        client = adapters[combination.client]
         home = ctx.unique(f"catalogue-{scenario_set.name}")
-        blind = scenario_set.write(home / "server.json", blind=True)
-        given = scenario_set.write(home / "client.json", blind=client.blind)
-        server_extra = {"suite": "catalogue"}
-        extra: dict[str, Any] = {"suite": "catalogue", "childPidFile": str(home / "child.json")}
-        errors: list[CombinationError] = []
-        entries: Any = None
-        server: Server | None = None
-        run = None
-        if combination.transport == "http":
-            server = Server(
-                ctx,
-                server_adapter,
-                "http",
-                combination.auth,
-                blind,
-                command_key="lifecycleServer",
-                extra=server_extra,
-            )
-            try:
-                server.start()
-            except ServerStartError as exc:
-                errors.append(CombinationError("server-start", exc.error_class, str(exc)))
-            if not errors:
-                extra["controlEndpoint"] = server.control
-                run = run_client(
-                    ctx,
-                    client,
-                    stage=stage,
-                    scenario_file=given,
-                    transport="http",
-                    auth=combination.auth,
-                    endpoint=server.endpoint,
-                    command_key="lifecycleClient",
-                    extra=extra,
-                    schema="catalogue-client-config.schema.json",
-                )
-                entries, receipt_errors = server.entries(RECEIPTS)
-                if receipt_errors and server.exit_description() is not None:
-                    receipt_errors = [
-                        CombinationError(
-                            "server", "ServerExit", f"the server {server.exit_description()}"
-                        )
-                    ]
-                errors += receipt_errors
-        else:
-            keys, _ = stdio_server(
-                ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
-            )
-            run = run_client(
-                ctx,
-                client,
-                stage=stage,
-                scenario_file=given,
-                transport="stdio",
-                auth="none",
-                stdio_server=keys,
-                command_key="lifecycleClient",
-                extra=extra,
-                schema="catalogue-client-config.schema.json",
-            )
-            report = run.report if isinstance(run.report, dict) else {}
-            receipts = report.get("receipts")
-            entries = receipts.get("entries") if isinstance(receipts, dict) else None
-        if run is not None:
-            ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
-            errors = run.errors + errors
+        step = run_step_client(
+            ctx,
+            combination,
+            adapters,
+            suite="catalogue",
+            set_name=scenario_set.name,
+            server_file=scenario_set.write(home / "server.json", blind=True),
+            client_file=scenario_set.write(home / "client.json", blind=client.blind),
+            extra={"suite": "catalogue", "childPidFile": str(home / "child.json")},
+            client_schema="catalogue-client-config.schema.json",
+            receipts_schema=RECEIPTS,
+        )
         judged, set_errors = verify_set(
             scenario_set.name,
             list(scenario_set.scenarios),
-            report=run.report if run is not None else None,
-            entries=entries,
-            client_exit=run.exit_code if run is not None and client.blind else None,
+            report=step.report,
+            entries=step.entries,
+            client_exit=step.exit_code(client.blind),
             language=client.language,
             profile=ctx.profile,
-            stage=stage,
-            prior_errors=errors,
+            stage=f"client[{scenario_set.name}]",
+            prior_errors=step.errors,
         )
         outcome.rows += judged
         outcome.errors += set_errors
         clean = not set_errors and all(r.status != Status.FAILED for r in judged)
-        if server is not None and clean and not probed:
+        if step.server is not None and step.run is not None and clean and not probed:
             probed = True
-            outcome.rows += probes.run_probes(ctx, server, combination.auth)
-        if server is not None:
-            server.stop()
-            ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
-            if server.leaks:
-                outcome.errors.append(
-                    CombinationError(
-                        "server-stop",
-                        "ProcessLeak",
-                        f"left running by the server: {len(server.leaks)} process(es)",
-                    )
-                )
+            outcome.rows += probes.run_probes(ctx, step.server, combination.auth)
+        stop_server(ctx, outcome, combination, step, scenario_set.name)
         return probed

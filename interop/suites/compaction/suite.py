@@ -19,12 +19,11 @@ from typing import Any
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
-from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
-from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.compaction.scenarios import CompactionSet, CompactionSets, load_sets
 from interop.suites.compaction.verify import verify_set
+from interop.suites.steps import run_step_client, stop_server
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
@@ -102,14 +101,10 @@ class CompactionSuite:
         adapters: dict[str, Adapter],
     ) -> None:
         """One set's client run against a fresh server, judged into `outcome`."""
-        client, server_adapter = adapters[combination.client], adapters[combination.server]
-        stage = f"client[{scenario_set.name}]"
+        client = adapters[combination.client]
         transport = combination.transport
         home = ctx.unique(f"compaction-{scenario_set.name}")
-        blind = scenario_set.write(home / "server.json", transport, blind=True)
-        given = scenario_set.write(home / "client.json", transport, blind=client.blind)
         rows = scenario_set.for_transport(transport)
-        server_extra = {"suite": "compaction"}
         extra: dict[str, Any] = {"suite": "compaction", "childPidFile": str(home / "child.json")}
         refusing = _refusing_port() if transport == "http" else None
         if refusing is None:
@@ -117,79 +112,31 @@ class CompactionSuite:
         else:
             port = refusing.getsockname()[1]
             extra["backends"] = {"unreachable": {"endpoint": f"http://127.0.0.1:{port}/intercept"}}
-        errors: list[CombinationError] = []
-        entries: Any = None
-        server: Server | None = None
-        run = None
-        if combination.transport == "http":
-            server = Server(
+        try:
+            step = run_step_client(
                 ctx,
-                server_adapter,
-                "http",
-                combination.auth,
-                blind,
-                command_key="lifecycleServer",
-                extra=server_extra,
-            )
-            try:
-                server.start()
-            except ServerStartError as exc:
-                errors.append(CombinationError("server-start", exc.error_class, str(exc)))
-            if not errors:
-                extra["controlEndpoint"] = server.control
-                run = run_client(
-                    ctx,
-                    client,
-                    stage=stage,
-                    scenario_file=given,
-                    transport="http",
-                    auth=combination.auth,
-                    endpoint=server.endpoint,
-                    command_key="lifecycleClient",
-                    extra=extra,
-                    schema="compaction-client-config.schema.json",
-                )
-                entries, receipt_errors = server.entries(RECEIPTS)
-                if receipt_errors and server.exit_description() is not None:
-                    receipt_errors = [
-                        CombinationError(
-                            "server", "ServerExit", f"the server {server.exit_description()}"
-                        )
-                    ]
-                errors += receipt_errors
-        else:
-            keys, _ = stdio_server(
-                ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
-            )
-            run = run_client(
-                ctx,
-                client,
-                stage=stage,
-                scenario_file=given,
-                transport="stdio",
-                auth="none",
-                stdio_server=keys,
-                command_key="lifecycleClient",
+                combination,
+                adapters,
+                suite="compaction",
+                set_name=scenario_set.name,
+                server_file=scenario_set.write(home / "server.json", transport, blind=True),
+                client_file=scenario_set.write(home / "client.json", transport, blind=client.blind),
                 extra=extra,
-                schema="compaction-client-config.schema.json",
+                client_schema="compaction-client-config.schema.json",
+                receipts_schema=RECEIPTS,
             )
-            report = run.report if isinstance(run.report, dict) else {}
-            receipts = report.get("receipts")
-            entries = receipts.get("entries") if isinstance(receipts, dict) else None
-        if refusing is not None:
-            refusing.close()
-        if run is not None:
-            ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
-            errors = run.errors + errors
+        finally:
+            if refusing is not None:
+                refusing.close()
         judged, set_errors = verify_set(
             scenario_set.name,
             rows,
-            report=run.report if run is not None else None,
-            entries=entries,
-            client_exit=run.exit_code if run is not None and client.blind else None,
+            report=step.report,
+            entries=step.entries,
+            client_exit=step.exit_code(client.blind),
             language=client.language,
-            stage=stage,
-            prior_errors=errors,
+            stage=f"client[{scenario_set.name}]",
+            prior_errors=step.errors,
         )
         outcome.rows += judged
         outcome.rows += [
@@ -204,17 +151,7 @@ class CompactionSuite:
             if transport not in r.transports
         ]
         outcome.errors += set_errors
-        if server is not None:
-            server.stop()
-            ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
-            if server.leaks:
-                outcome.errors.append(
-                    CombinationError(
-                        "server-stop",
-                        "ProcessLeak",
-                        f"left running by the server: {len(server.leaks)} process(es)",
-                    )
-                )
+        stop_server(ctx, outcome, combination, step, scenario_set.name)
 
 
 def _refusing_port() -> socket.socket:

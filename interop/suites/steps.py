@@ -1,0 +1,130 @@
+"""One run of a step-driven client against a fresh server: what the suites past core share.
+
+Over HTTP the harness starts the suite's server (`lifecycleServer`) and hands
+the client its endpoint and control endpoint; over stdio the client starts
+the server itself and reports the receipts it read from it. The caller judges
+the run, may probe the running server, then stops it with `stop_server`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from interop.contract.manifest import Adapter
+from interop.grid import Combination
+from interop.results import CombinationError, Outcome
+from interop.runtime.client import ClientRun, run_client, stdio_server
+from interop.runtime.context import RunContext
+from interop.runtime.server import Server, ServerStartError
+
+
+@dataclass
+class StepRun:
+    run: ClientRun | None
+    entries: Any
+    errors: list[CombinationError] = field(default_factory=list)
+    server: Server | None = None  # still running (HTTP): the caller stops it
+
+    @property
+    def report(self) -> Any:
+        return self.run.report if self.run is not None else None
+
+    def exit_code(self, blind: bool) -> int | None:
+        """The client's exit status when it is judged (blind clients), else None."""
+        return self.run.exit_code if self.run is not None and blind else None
+
+
+def run_step_client(
+    ctx: RunContext,
+    combination: Combination,
+    adapters: dict[str, Adapter],
+    *,
+    suite: str,
+    set_name: str,
+    server_file: Path,
+    client_file: Path,
+    extra: dict[str, Any],
+    client_schema: str,
+    receipts_schema: str,
+) -> StepRun:
+    client, server_adapter = adapters[combination.client], adapters[combination.server]
+    stage = f"client[{set_name}]"
+    server_extra = {"suite": suite}
+    step = StepRun(run=None, entries=None)
+    if combination.transport == "http":
+        server = Server(
+            ctx,
+            server_adapter,
+            "http",
+            combination.auth,
+            server_file,
+            command_key="lifecycleServer",
+            extra=server_extra,
+        )
+        step.server = server
+        try:
+            server.start()
+        except ServerStartError as exc:
+            step.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+            return step
+        step.run = run_client(
+            ctx,
+            client,
+            stage=stage,
+            scenario_file=client_file,
+            transport="http",
+            auth=combination.auth,
+            endpoint=server.endpoint,
+            command_key="lifecycleClient",
+            extra={**extra, "controlEndpoint": server.control},
+            schema=client_schema,
+        )
+        step.entries, receipt_errors = server.entries(receipts_schema)
+        if receipt_errors and server.exit_description() is not None:
+            receipt_errors = [
+                CombinationError("server", "ServerExit", f"the server {server.exit_description()}")
+            ]
+        step.errors += receipt_errors
+    else:
+        keys, _ = stdio_server(
+            ctx, server_adapter, server_file, command_key="lifecycleServer", extra=server_extra
+        )
+        step.run = run_client(
+            ctx,
+            client,
+            stage=stage,
+            scenario_file=client_file,
+            transport="stdio",
+            auth="none",
+            stdio_server=keys,
+            command_key="lifecycleClient",
+            extra=extra,
+            schema=client_schema,
+        )
+        report = step.run.report if isinstance(step.run.report, dict) else {}
+        receipts = report.get("receipts")
+        step.entries = receipts.get("entries") if isinstance(receipts, dict) else None
+    ctx.keep_log(step.run.log, f"{combination.key}/client-{set_name}.log")
+    step.errors = step.run.errors + step.errors
+    return step
+
+
+def stop_server(
+    ctx: RunContext, outcome: Outcome, combination: Combination, step: StepRun, set_name: str
+) -> None:
+    """Stop the run's HTTP server, keep its log, and name any process it left behind."""
+    server = step.server
+    if server is None:
+        return
+    server.stop()
+    ctx.keep_log(server.log, f"{combination.key}/server-{set_name}.log")
+    if server.leaks:
+        outcome.errors.append(
+            CombinationError(
+                "server-stop",
+                "ProcessLeak",
+                f"left running by the server: {len(server.leaks)} process(es)",
+            )
+        )
