@@ -13,7 +13,7 @@ from typing import Any
 
 from interop.contract.check import contract_problem
 from interop.jsonvalue import strict_equal
-from interop.results import CombinationError
+from interop.results import CombinationError, RowVerdict, Status
 from interop.runtime.process import describe_exit
 
 BLIND_STATUSES = ("completed", "failed", "unsupported")
@@ -169,3 +169,38 @@ def check_step_report(
             CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
         )
     return results, errors
+
+
+def prejudge(row: RowVerdict, entry: dict[str, Any] | None, errors: list[CombinationError]) -> bool:
+    """Fill what a row's report entry says before its rules are checked: the actual, a
+    combination failure, no result, `unsupported`, a status other than completed or
+    passed. True when the row is left for its rules (status still failed)."""
+    if entry is not None:
+        row.actual = entry.get("actual")
+        row.adapter_status = entry.get("status")
+    if errors:
+        row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
+        return False
+    if entry is None:
+        row.error = "no result"
+        return False
+    status = entry.get("status", "passed")
+    if status == "unsupported":
+        row.status = Status.UNSUPPORTED
+        row.error = entry.get("error") or "unsupported"
+        return False
+    if status not in ("completed", "passed"):
+        row.error = entry.get("error") or f"the client reported {status}"
+        return False
+    return True
+
+
+def conclude(row: RowVerdict, problems: list[tuple[str, str]]) -> None:
+    """A judged row: passed with no problem, else failed naming the first (and how many more)."""
+    if problems:
+        kind, message = problems[0]
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        row.error = f"{kind}: {message}{more}"
+        row.diagnostics["classes"] = sorted({k for k, _ in problems})
+    else:
+        row.status = Status.PASSED

@@ -21,7 +21,7 @@ from interop.jsonvalue import first_difference, load_file, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
 from interop.schema import SchemaSet
 from interop.suites.catalogue.scenarios import CatalogueScenario
-from interop.suites.common import check_step_report
+from interop.suites.common import check_step_report, conclude, prejudge
 
 MANIFEST = Path(__file__).parent / "manifest.json"  # written by hand from docs/CATALOGUE.md
 # What the upstream verifier requires of a server's manifest (compat): observe for
@@ -247,27 +247,10 @@ def verify_set(
         cursor += count
         entry = results.get(scenario.id)
         row = RowVerdict(set_name, scenario.id, Status.FAILED, scenario.expected)
-        if entry is not None:
-            row.actual = entry.get("actual")
-            row.adapter_status = entry.get("status")
-        if errors:
-            row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
-            rows.append(row)
+        rows.append(row)
+        if not prejudge(row, entry, errors):
             continue
-        if entry is None:
-            row.error = "no result"
-            rows.append(row)
-            continue
-        status = entry.get("status", "passed")
-        if status == "unsupported":
-            row.status = Status.UNSUPPORTED
-            row.error = entry.get("error") or "unsupported"
-            rows.append(row)
-            continue
-        if status not in ("completed", "passed"):
-            row.error = entry.get("error") or f"the client reported {status}"
-            rows.append(row)
-            continue
+        assert entry is not None
         problems: list[Problem] = []
         judged = {k: v for k, v in scenario.expected.items() if k != "deliveries"}
         found = first_difference(judged, _project(judged, entry.get("actual")))
@@ -279,14 +262,7 @@ def verify_set(
                 )
             )
         problems += verify_deliveries(scenario, mine)
-        if problems:
-            kind, message = problems[0]
-            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-            row.error = f"{kind}: {message}{more}"
-            row.diagnostics["classes"] = sorted({k for k, _ in problems})
-        else:
-            row.status = Status.PASSED
-        rows.append(row)
+        conclude(row, problems)
     if not errors and len(deliveries) > cursor:
         errors.append(
             CombinationError(

@@ -11,7 +11,7 @@ from typing import Any
 
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.suites.common import check_step_report
+from interop.suites.common import check_step_report, conclude, prejudge
 from interop.suites.compaction.scenarios import CompactionRow
 from interop.suites.lifecycle.verify import Entries, _canonical, check_entries
 
@@ -177,41 +177,23 @@ def verify_set(
     for row in rows:
         entry = results.get(row.id)
         verdict = RowVerdict(set_name, row.id, Status.FAILED, row.expected)
-        if entry is not None:
-            verdict.actual = entry.get("actual")
-            verdict.adapter_status = entry.get("status")
-        if errors:
-            verdict.error = "combination failed: " + ", ".join(
-                sorted({e.error_class for e in errors})
-            )
-        elif entry is None:
-            verdict.error = "no result"
-        elif entry.get("status", "passed") == "unsupported":
-            verdict.status = Status.UNSUPPORTED
-            verdict.error = entry.get("error") or "unsupported"
-        elif entry.get("status", "passed") not in ("completed", "passed"):
-            verdict.error = entry.get("error") or f"the client reported {entry.get('status')}"
-        else:
-            problems: list[Problem]
-            if row.negative is not None:
-                problems = verify_negative(row, log, entry.get("actual"))
-            else:
-                problems = []
-                found = first_difference(row.expected, entry.get("actual"))
-                if found is not None:
-                    problems.append(
-                        (
-                            "CompactionResult",
-                            f"{found[0]}: expected {_short(found[1])}, got {_short(found[2])}",
-                        )
-                    )
-                problems += verify_run(row, log)
-            if problems:
-                kind, message = problems[0]
-                more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-                verdict.error = f"{kind}: {message}{more}"
-                verdict.diagnostics["classes"] = sorted({k for k, _ in problems})
-            else:
-                verdict.status = Status.PASSED
         verdicts.append(verdict)
+        if not prejudge(verdict, entry, errors):
+            continue
+        assert entry is not None
+        problems: list[Problem]
+        if row.negative is not None:
+            problems = verify_negative(row, log, entry.get("actual"))
+        else:
+            problems = []
+            found = first_difference(row.expected, entry.get("actual"))
+            if found is not None:
+                problems.append(
+                    (
+                        "CompactionResult",
+                        f"{found[0]}: expected {_short(found[1])}, got {_short(found[2])}",
+                    )
+                )
+            problems += verify_run(row, log)
+        conclude(verdict, problems)
     return verdicts, errors

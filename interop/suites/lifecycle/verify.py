@@ -22,7 +22,7 @@ from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
 from interop.schema import SchemaSet
-from interop.suites.common import check_step_report
+from interop.suites.common import check_step_report, conclude, prejudge
 from interop.suites.lifecycle.scenarios import LifecycleScenario, Upload
 
 KINDS = (
@@ -631,27 +631,10 @@ def verify_set(
         emit_cursor += emits
         entry = results.get(scenario.id)
         row = RowVerdict(set_name, scenario.id, Status.FAILED, scenario.expected)
-        if entry is not None:
-            row.actual = entry.get("actual")
-            row.adapter_status = entry.get("status")
-        if errors:
-            row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
-            rows.append(row)
+        rows.append(row)
+        if not prejudge(row, entry, errors):
             continue
-        if entry is None:
-            row.error = "no result"
-            rows.append(row)
-            continue
-        status = entry.get("status", "passed")
-        if status == "unsupported":
-            row.status = Status.UNSUPPORTED
-            row.error = entry.get("error") or "unsupported"
-            rows.append(row)
-            continue
-        if status not in ("completed", "passed"):
-            row.error = entry.get("error") or f"the client reported {status}"
-            rows.append(row)
-            continue
+        assert entry is not None
         problems: list[Problem] = []
         found = first_difference(scenario.expected, entry.get("actual"))
         if found is not None:
@@ -666,14 +649,7 @@ def verify_set(
             if scenario.chain
             else verify_steps(scenario, log, uploads, emitted)
         )
-        if problems:
-            kind, message = problems[0]
-            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-            row.error = f"{kind}: {message}{more}"
-            row.diagnostics["classes"] = sorted({k for k, _ in problems})
-        else:
-            row.status = Status.PASSED
-        rows.append(row)
+        conclude(row, problems)
     bound = len(report.get("contentUploads", [])) if isinstance(report, dict) else 0
     if len(log.uploads) > upload_cursor + bound:
         errors.append(
