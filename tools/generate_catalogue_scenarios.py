@@ -38,6 +38,7 @@ if str(TOOLS_DIR) not in sys.path:
 import catalogue_events  # noqa: E402
 import catalogue_lineage  # noqa: E402
 import catalogue_registration  # noqa: E402
+import scenario_file  # noqa: E402
 from catalogue_wire import Row, bookkeeping  # noqa: E402
 
 DEFAULT_OUTPUT = TOOLS_DIR.parent / "scenarios" / "catalogue.json"
@@ -133,40 +134,6 @@ def _tags(r: Row) -> tuple[str, ...]:
 # ---------------------------------------------------------------- check
 
 
-def describe_difference(expected: str, actual: str) -> str:
-    """One line naming the first difference between generated and on-disk text."""
-    try:
-        on_disk = json.loads(actual)
-    except json.JSONDecodeError as error:
-        return f"not valid JSON ({error.msg} at line {error.lineno})"
-    wanted = json.loads(expected)["scenarios"]
-    have = on_disk.get("scenarios") if isinstance(on_disk, dict) else None
-    if not isinstance(have, list):
-        return "has no scenarios array"
-    wanted_ids = [row["id"] for row in wanted]
-    have_ids = [row.get("id") if isinstance(row, dict) else None for row in have]
-    for number, (want_id, have_id) in enumerate(zip(wanted_ids, have_ids, strict=False)):
-        if want_id != have_id:
-            return f"scenario {number} is {have_id!r}, the generator makes {want_id!r}"
-    if len(have_ids) < len(wanted_ids):
-        first = wanted_ids[len(have_ids)]
-        return f"lacks {len(wanted_ids) - len(have_ids)} scenario(s), first {first!r}"
-    if len(have_ids) > len(wanted_ids):
-        first = have_ids[len(wanted_ids)]
-        return f"has {len(have_ids) - len(wanted_ids)} extra scenario(s), first {first!r}"
-    for want_row, have_row in zip(wanted, have, strict=True):
-        if json.dumps(want_row) != json.dumps(have_row):
-            return f"scenario {want_row['id']!r} differs"
-    if on_disk != json.loads(expected):
-        return "top-level fields differ"
-    for number, (want_line, have_line) in enumerate(
-        zip(expected.splitlines(), actual.splitlines(), strict=False), start=1
-    ):
-        if want_line != have_line:
-            return f"formatting differs at line {number}"
-    return "formatting differs (line endings or trailing text)"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -179,22 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     scenarios = build()
-    text = render(scenarios)
-    output: Path = args.output
-    if args.check:
-        if not output.is_file():
-            print(f"{output}: missing; run python3 tools/generate_catalogue_scenarios.py")
-            return 1
-        actual = output.read_bytes().decode("utf-8", errors="replace")
-        if actual != text:
-            difference = describe_difference(text, actual)
-            print(f"{output}: {difference}; run python3 tools/generate_catalogue_scenarios.py")
-            return 1
-        return 0
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8", newline="\n")
-    print(f"wrote {output} ({len(scenarios)} scenarios)")
-    return 0
+    return scenario_file.write_or_check(
+        args.output,
+        render(scenarios),
+        len(scenarios),
+        check=args.check,
+        script="generate_catalogue_scenarios.py",
+    )
 
 
 if __name__ == "__main__":
