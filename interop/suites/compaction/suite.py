@@ -10,7 +10,6 @@ unsupported.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from interop.runtime.context import RunContext
 from interop.suites.base import Job
 from interop.suites.compaction.scenarios import CompactionSet, CompactionSets, load_sets
 from interop.suites.compaction.verify import verify_set
-from interop.suites.steps import run_step_client, stop_server
+from interop.suites.steps import refusing_port, run_step_client, stop_server
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
@@ -106,7 +105,7 @@ class CompactionSuite:
         home = ctx.unique(f"compaction-{scenario_set.name}")
         rows = scenario_set.for_transport(transport)
         extra: dict[str, Any] = {"suite": "compaction", "childPidFile": str(home / "child.json")}
-        refusing = _refusing_port() if transport == "http" else None
+        refusing = refusing_port() if transport == "http" else None
         if refusing is None:
             extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
         else:
@@ -152,10 +151,3 @@ class CompactionSuite:
         ]
         outcome.errors += set_errors
         stop_server(ctx, outcome, combination, step, scenario_set.name)
-
-
-def _refusing_port() -> socket.socket:
-    """A loopback port bound and never listened on (the `unreachable` backend)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    return sock

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import secrets
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from interop.suites.base import Job
 from interop.suites.lifecycle import probes
 from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
 from interop.suites.lifecycle.verify import verify_set
+from interop.suites.steps import refusing_port
 
 Done = Callable[[Outcome], None]
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
@@ -152,7 +152,7 @@ class LifecycleSuite:
             "contentSources": _content_sources(scenario_set, transport),
         }
         rows = scenario_set.for_transport(transport)
-        refusing = _refusing_port() if transport == "http" else None
+        refusing = refusing_port() if transport == "http" else None
         try:
             if refusing is None:
                 extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
@@ -283,15 +283,6 @@ class LifecycleSuite:
                     )
                 )
         return probed
-
-
-def _refusing_port() -> socket.socket:
-    """A loopback TCP port bound and never listened on: connecting to it is refused.
-
-    Held for the client run, so no other process can take the port meanwhile."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    return sock
 
 
 def _content_sources(scenario_set: LifecycleSet, transport: str) -> list[dict[str, Any]]:
