@@ -445,6 +445,32 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Answer an invalid request with error -32602 (docs/COMPACTION.md, the server).",
     ),
     (
+        "ElicitationOutcome",
+        "An elicitation wire step's outcome (accepted or refused, HTTP status, stdio error, "
+        "the no-effect reply) differs from expected.",
+        "Apply the receiver's checks of docs/ELICITATION.md in order; refuse with 400 (409 for "
+        "unknown content) or -32602 over stdio.",
+    ),
+    (
+        "ElicitationReceipts",
+        "The receiver's elicitation receipts for a row differ from expected: a refused message "
+        "was recorded, an accepted one is missing, or a summary differs.",
+        "Record only accepted events, with the summaries of docs/ELICITATION.md (bodies as "
+        "sent, provenance from authenticatedSource).",
+    ),
+    (
+        "ElicitationUploads",
+        "A row's upload receipts do not match its upload steps (count, status, declared size "
+        "or digest, the ref the client bound), or different bytes share a ref.",
+        "Record every upload attempt as sent; allocate a new ref for different bytes.",
+    ),
+    (
+        "ElicitationResult",
+        "An atomic elicitation row's actual (request, result, published, provenance) differs "
+        "from expected.",
+        'Follow docs/ELICITATION.md, "What the host (client) does for an atomic row".',
+    ),
+    (
         "Cancelled",
         "The run was interrupted before this finished.",
         "Run it again.",

@@ -2,7 +2,7 @@
 
 A suite says which scenario sets it runs by default, how combinations group
 into jobs (jobs run in parallel; combinations inside a job run in order), and
-how one job runs. Suites yet to come: elicitation.
+how one job runs.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from interop.suites.base import Suite
 from interop.suites.catalogue import CatalogueSuite
 from interop.suites.compaction import CompactionSuite
 from interop.suites.core import CoreSuite
+from interop.suites.elicitation import ElicitationSuite
 from interop.suites.isolation import IsolationSuite
 from interop.suites.lifecycle import LifecycleSuite
 
@@ -22,6 +23,7 @@ SUITES: dict[str, type[Suite]] = {
     "isolation": IsolationSuite,
     "auth": AuthSuite,
     "compaction": CompactionSuite,
+    "elicitation": ElicitationSuite,
 }
 
 __all__ = ["SUITES", "Suite"]

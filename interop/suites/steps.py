@@ -49,10 +49,16 @@ def run_step_client(
     extra: dict[str, Any],
     client_schema: str,
     receipts_schema: str,
+    server_extra: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    upload: dict[str, Any] | None = None,
 ) -> StepRun:
+    """`upload`, when given, is the client config's upload block: over HTTP its
+    `endpoint` is set from the server's readiness (a server without one fails to
+    start); over stdio the client reads it from the readiness itself."""
     client, server_adapter = adapters[combination.client], adapters[combination.server]
     stage = f"client[{set_name}]"
-    server_extra = {"suite": suite}
+    server_extra = {**(server_extra or {}), "suite": suite}
     step = StepRun(run=None, entries=None)
     if combination.transport == "http":
         server = Server(
@@ -70,6 +76,17 @@ def run_step_client(
         except ServerStartError as exc:
             step.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
             return step
+        if upload is not None:
+            if server.upload_endpoint is None:
+                step.errors.append(
+                    CombinationError(
+                        "server-start",
+                        "ReadinessMalformed",
+                        f"a {suite} server's readiness needs uploadEndpoint",
+                    )
+                )
+                return step
+            upload["endpoint"] = server.upload_endpoint
         step.run = run_client(
             ctx,
             client,
@@ -80,6 +97,7 @@ def run_step_client(
             endpoint=server.endpoint,
             command_key="lifecycleClient",
             extra={**extra, "controlEndpoint": server.control},
+            env=env,
             schema=client_schema,
         )
         step.entries, receipt_errors = server.entries(receipts_schema)
@@ -102,6 +120,7 @@ def run_step_client(
             stdio_server=keys,
             command_key="lifecycleClient",
             extra=extra,
+            env=env,
             schema=client_schema,
         )
         report = step.run.report if isinstance(step.run.report, dict) else {}
