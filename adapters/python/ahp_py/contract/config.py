@@ -445,6 +445,7 @@ def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
 LIFECYCLE = "lifecycle"
 CATALOGUE = "catalogue"  # docs/CATALOGUE.md: the lifecycle commands and keys, no uploads
 COMPACTION = "compaction"  # docs/COMPACTION.md: the lifecycle commands, text inline (no uploads)
+ELICITATION = "elicitation"  # docs/ELICITATION.md: the lifecycle commands, uploads, no sources
 
 
 def suite_of(config: Fields) -> str:
@@ -646,6 +647,10 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
     )
     if suite == COMPACTION:  # text is inline: no uploads or sources, but backends
         common.update(backends=_backends(config))
+    elif suite == ELICITATION:  # uploads, but no content sources or backends
+        upload = config.section("upload", required=True)
+        assert upload is not None
+        common.update(upload=upload_settings(upload))
     elif suite != CATALOGUE:  # the catalogue suite has no uploads, sources or backends
         upload = config.section("upload", required=True)
         assert upload is not None

@@ -41,6 +41,7 @@ from ..contract import report
 from ..contract.config import (
     CATALOGUE,
     COMPACTION,
+    ELICITATION,
     LIFECYCLE,
     UNREACHABLE,
     ConfigError,
@@ -76,9 +77,10 @@ if TYPE_CHECKING:
     from ..contract.barriers import Barriers
     from ..sdk.schemas import SchemaSet
 
-# The lifecycle commands serve these suites (docs/CATALOGUE.md, docs/COMPACTION.md reuse them).
-SERVER_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION)
-CLIENT_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION)
+# The lifecycle commands serve these suites (docs/CATALOGUE.md, docs/COMPACTION.md,
+# docs/ELICITATION.md reuse them).
+SERVER_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION, ELICITATION)
+CLIENT_SUITES = (LIFECYCLE, CATALOGUE, COMPACTION, ELICITATION)
 OPS = frozenset(
     {"send", "wait", "release", "receive", "accept", "cancel", "failOpen", "observe", "upload"}
     | {"emit"}
@@ -250,6 +252,10 @@ def serve(config_path: str) -> int:
         from .compaction import serve_compaction
 
         return serve_compaction(settings)
+    if settings.suite == ELICITATION:
+        from .elicitation import serve_elicitation
+
+        return serve_elicitation(settings)
     return serve_lifecycle(settings)
 
 
@@ -977,6 +983,10 @@ def run_client(config_path: str) -> int:
         from .compaction import run_compaction_client
 
         return run_compaction_client(settings)
+    if settings.suite == ELICITATION:
+        from .elicitation import run_elicitation_client
+
+        return run_elicitation_client(settings)
     schemas = schema_set(settings.file, settings.schema_dir)
     for name in (
         INTERCEPT_REQUEST,
