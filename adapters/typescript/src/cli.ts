@@ -18,6 +18,7 @@ const STEP_SUITES: Readonly<
   lifecycle: () => import("./suites/lifecycle.js"),
   catalogue: () => import("./suites/catalogue.js"),
   compaction: () => import("./suites/compaction.js"),
+  elicitation: () => import("./suites/elicitation.js"),
 };
 
 /** A lifecycle command's role: the module of the config's suite runs it. */

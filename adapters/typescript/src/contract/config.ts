@@ -355,13 +355,15 @@ export function readScenarios(
 // ---------------------------------------------------------------- step-driven suites
 
 /** The suites whose server is driven by steps (docs/LIFECYCLE.md, docs/CATALOGUE.md). */
-export type StepSuite = "lifecycle" | "catalogue" | "compaction";
+export type StepSuite =
+  "lifecycle" | "catalogue" | "compaction" | "elicitation";
 
 /** Every step-driven suite this adapter runs (the lifecycle commands). */
 export const STEP_SUITES: readonly StepSuite[] = [
   "lifecycle",
   "catalogue",
   "compaction",
+  "elicitation",
 ];
 
 /**
@@ -442,9 +444,12 @@ export interface StepClientSettings {
   readonly language: string;
 }
 
+/** The suites whose server runs the upload receiver (`uploadAuth` required). */
+const UPLOADING_SUITES: readonly string[] = ["lifecycle", "elicitation"];
+
 /**
  * The step-driven server config; `suites` are the suites this server runs.
- * `uploadAuth` is required by the lifecycle suite only.
+ * `uploadAuth` is required by the suites that upload (lifecycle, elicitation).
  */
 export function readStepServerConfig(
   path: string,
@@ -460,9 +465,9 @@ export function readStepServerConfig(
       "suite",
       `unknown suite ${JSON.stringify(suite)}: this server runs ${STEP_SUITES.join(", ")}`,
     );
-  // Only the lifecycle suite uploads; another suite's uploadAuth is unused.
+  // Only the uploading suites read uploadAuth; another suite's is unused.
   const uploadToken =
-    suite === "lifecycle"
+    UPLOADING_SUITES.includes(suite)
       ? (
           config.object("uploadAuth") ??
           config.fail("uploadAuth", "is required")

@@ -65,12 +65,17 @@ function waitObserved(
   };
 }
 
-/** The step-driven control routes over `log`; `holds` keeps the held replies by request id. */
+/**
+ * The step-driven control routes over `log`; `holds` keeps the held replies
+ * by request id; `markKinds` are the kinds `POST /mark` takes (the
+ * lifecycle suite's by default).
+ */
 export function lifecycleControlRoutes(
   context: ServerContext,
   log: EntryLog,
   holds: Barriers,
   waitLimitMs = WAIT_LIMIT_MS,
+  markKinds: readonly string[] = MARK_KINDS,
 ): ControlRoutes {
   return {
     "GET /health": () => ({ ready: true }),
@@ -95,9 +100,9 @@ export function lifecycleControlRoutes(
     },
     "POST /mark": (input) => {
       const kind = stringField(input, "kind");
-      if (!MARK_KINDS.includes(kind))
+      if (!markKinds.includes(kind))
         throw new BadControlRequest(
-          `kind must be one of ${MARK_KINDS.join(", ")}`,
+          `kind must be one of ${markKinds.join(", ")}`,
         );
       log.append({
         kind,
