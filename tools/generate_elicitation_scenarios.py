@@ -130,6 +130,7 @@ def _lint_wire(row: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
     problems: list[str] = []
     events: list[str] = []
     sessions: list[str] = []
+    accepted: list[Any] = []
     steps, expected = row["steps"], row["expected"]
     if list(expected) != ["steps", "receipts"]:
         problems.append(f"{rid}: expected keys must be steps, receipts")
@@ -159,17 +160,16 @@ def _lint_wire(row: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
                 problems.append(f"{rid}: step {n} JSON-RPC id must be the event id")
             elif eid not in events:
                 events.append(eid)
+            if outcome["outcome"] == "accepted":
+                accepted.append(eid)
             session = event.get("session", {}).get("id")
             if session is not None and session not in sessions:
                 sessions.append(session)
                 if not session.startswith(f"{rid}:"):
                     problems.append(f"{rid}: session {session} is not the row's own")
-    sent = {
-        _event(s["message"]).get("id") for s in steps if s["op"] == "send" and _event(s["message"])
-    }  # type: ignore[union-attr]
-    for receipt in expected["receipts"]:
-        if set(receipt) != {"eventId", "summary"} or receipt["eventId"] not in sent:
-            problems.append(f"{rid}: a receipt is {{eventId, summary}} of a sent event")
+    recorded = [r.get("eventId") for r in expected["receipts"]]
+    if recorded != accepted or any(set(r) != {"eventId", "summary"} for r in expected["receipts"]):
+        problems.append(f"{rid}: receipts are {{eventId, summary}} of the accepted sends, in order")
     return problems, events, sessions
 
 
