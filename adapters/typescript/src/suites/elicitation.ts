@@ -71,7 +71,8 @@ import {
   type SchemaDir,
   type StepClientSettings,
 } from "../contract/config.js";
-import { ControlError, type ControlClient } from "../contract/controlClient.js";
+import { ControlClient, ControlError } from "../contract/controlClient.js";
+import { startChildServer, type ChildServer } from "../contract/childServer.js";
 import type { ControlRoutes } from "../contract/control.js";
 import { EntryLog } from "../contract/entries.js";
 import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
@@ -265,67 +266,161 @@ function errorCode(message: Json | undefined): number | null {
 }
 
 /**
+ * The lines a stdio server writes, in order: with one message outstanding,
+ * the next line is its answer, whatever its id (a line with another id is
+ * that message's correlation failure, never a wait).
+ */
+class StdioLines {
+  private readonly queue: Buffer[] = [];
+  private waiter: ((line: Buffer) => void) | null = null;
+
+  readonly take = (line: Buffer): void => {
+    const waiter = this.waiter;
+    this.waiter = null;
+    if (waiter !== null) waiter(line);
+    else this.queue.push(line);
+  };
+
+  /** Drops the lines no message waited for (a late answer), with a note. */
+  drain(): void {
+    for (const line of this.queue.splice(0))
+      note(
+        `dropped a line no message waits for: ${line.toString("utf8").slice(0, 120)}`,
+      );
+  }
+
+  /** The next line, or null after `timeoutMs`. */
+  next(timeoutMs: number): Promise<Buffer | null> {
+    const queued = this.queue.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return within(
+      new Promise<Buffer>((resolve) => {
+        this.waiter = resolve;
+      }),
+      timeoutMs,
+      null,
+    ).finally(() => {
+      this.waiter = null;
+    });
+  }
+}
+
+/**
  * The wire as this suite uses it: one message out, its one answer back.
  * Over HTTP a POST with the mode's credentials, whatever the status; over
- * stdio one line to the server, then the line answering its id.
+ * stdio one line to the server, then the next line it writes.
  */
-class Exchanges {
-  private readonly http: HttpConnection | null;
-  private readonly url: URL | null;
+interface Exchanges {
+  send(line: string): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+class HttpExchanges implements Exchanges {
+  private readonly http: HttpConnection;
+  private readonly url: URL;
   private readonly headers: Record<string, string>;
 
   constructor(
     private readonly settings: StepClientSettings,
     private readonly connection: Connection,
   ) {
-    const { credentials } = connection;
+    const tls = connection.credentials?.tls ?? {
+      ca: null,
+      cert: null,
+      key: null,
+    };
+    const token = connection.credentials?.token ?? null;
     this.headers = { "Content-Type": "application/json" };
-    if (credentials === null) {
-      this.http = null;
-      this.url = null;
-      return;
-    }
+    if (token !== null) this.headers["Authorization"] = `Bearer ${token}`;
     this.url = interceptUrl(settings.endpoint ?? "");
     this.http = new HttpConnection(
       this.url,
-      credentials.tls,
+      tls,
       exchangeLimit(settings.timeoutMs),
     );
-    if (credentials.token !== null)
-      this.headers["Authorization"] = `Bearer ${credentials.token}`;
   }
 
-  async send(line: string, id: Json): Promise<Answer> {
-    if (this.http !== null && this.url !== null) {
-      try {
-        const answer = await this.http.post(this.url, line, this.headers, {
-          timeoutMs: this.settings.timeoutMs,
-        });
-        return parseAnswer(answer.status, answer.body);
-      } catch (error) {
-        throw new RowFailure(`transport: ${(error as Error).message}`);
-      }
+  async send(line: string): Promise<Answer> {
+    try {
+      const answer = await this.http.post(this.url, line, this.headers, {
+        timeoutMs: this.settings.timeoutMs,
+      });
+      return parseAnswer(answer.status, answer.body);
+    } catch (error) {
+      throw new RowFailure(`transport: ${(error as Error).message}`);
     }
-    const received = await within(
-      this.connection.wire.replay(line, id),
-      this.settings.timeoutMs,
-      null,
-    );
-    if (received === null)
-      throw new RowFailure(`no answer within ${this.settings.timeoutMs} ms`);
-    if ("error" in received) throw new RowFailure(received.error);
-    if ("malformed" in received)
-      return {
-        status: null,
-        message: undefined,
-        malformed: received.malformed,
-      };
-    return { status: null, message: received.response, malformed: null };
   }
 
-  close(): void {
-    this.http?.close();
+  async close(): Promise<void> {
+    this.http.close();
+    await this.connection.wire.close();
   }
+}
+
+class StdioExchanges implements Exchanges {
+  constructor(
+    private readonly settings: StepClientSettings,
+    private readonly child: ChildServer,
+    private readonly lines: StdioLines,
+  ) {}
+
+  async send(line: string): Promise<Answer> {
+    this.lines.drain();
+    if (!this.child.session.write(line))
+      throw new RowFailure("the server process has exited");
+    const answer = await this.lines.next(this.settings.timeoutMs);
+    if (answer === null)
+      throw new RowFailure(`no answer within ${this.settings.timeoutMs} ms`);
+    return parseAnswer(null, answer);
+  }
+
+  close(): Promise<void> {
+    return this.child.close();
+  }
+}
+
+/** The run's link to its server: the exchanges, the control client, the upload endpoint. */
+interface Link {
+  readonly exchanges: Exchanges;
+  readonly control: ControlClient;
+  readonly uploadEndpoint: string | null;
+  readonly transport: "http" | "stdio";
+}
+
+/** Opens the link: over HTTP the run's credentials, over stdio the server started here. */
+async function openLink(settings: StepClientSettings): Promise<Link> {
+  if (settings.transport === "http") {
+    const connection = await connect(settings);
+    return {
+      exchanges: new HttpExchanges(settings, connection),
+      control: connection.control,
+      uploadEndpoint: connection.uploadEndpoint,
+      transport: "http",
+    };
+  }
+  const lines = new StdioLines();
+  const child = await startChildServer(
+    {
+      configFile: settings.configFile,
+      serverCommand: settings.serverCommand,
+      serverCwd: settings.serverCwd,
+      serverConfig: settings.serverConfig ?? "",
+      childPidFile: settings.childPidFile ?? "",
+    },
+    lines.take,
+  );
+  const { readiness } = child;
+  const upload = readiness["uploadEndpoint"];
+  return {
+    exchanges: new StdioExchanges(settings, child, lines),
+    control: new ControlClient(
+      readiness["controlEndpoint"] as string,
+      settings.timeoutMs,
+    ),
+    uploadEndpoint:
+      settings.upload?.endpoint ?? (typeof upload === "string" ? upload : null),
+    transport: "stdio",
+  };
 }
 
 /** Every `items[].body.ref` of the message's event that `aliases` binds, replaced (a copy). */
@@ -348,16 +443,23 @@ export function rebindItems(
 }
 
 class ClientRun {
+  readonly control: ControlClient;
+  readonly exchanges: Exchanges;
+  /** The upload endpoint (the config's, else the readiness file's over stdio). */
+  readonly uploadEndpoint: string | null;
+  readonly transport: "http" | "stdio";
+
   constructor(
     readonly settings: StepClientSettings,
-    readonly control: ControlClient,
-    readonly exchanges: Exchanges,
+    link: Link,
     readonly schemas: SchemaSet,
     readonly host: HostDeps,
-    /** The upload endpoint (the config's, else the readiness file's over stdio). */
-    readonly uploadEndpoint: string | null,
-    readonly transport: "http" | "stdio",
-  ) {}
+  ) {
+    this.control = link.control;
+    this.exchanges = link.exchanges;
+    this.uploadEndpoint = settings.upload?.endpoint ?? link.uploadEndpoint;
+    this.transport = link.transport;
+  }
 
   mark(rowId: string): Promise<void> {
     return this.control.ok("/mark", {
@@ -453,10 +555,7 @@ class ClientRun {
   ): Promise<JsonObject> {
     if (!hasKey(step, "message")) throw new RowFailure(`${where}: no message`);
     const message = rebindItems(step["message"] ?? null, aliases);
-    const answer = await this.exchanges.send(
-      encodeJson(message),
-      replyId(message),
-    );
+    const answer = await this.exchanges.send(encodeJson(message));
     if (answer.status !== null) {
       const accepted = answer.status === 200;
       return {
@@ -486,10 +585,7 @@ class ClientRun {
    * (as the same refusal is over stdio); anything else fails the row.
    */
   private async reply(request: JsonObject): Promise<Json> {
-    const answer = await this.exchanges.send(
-      encodeJson(request),
-      request["id"] ?? null,
-    );
+    const answer = await this.exchanges.send(encodeJson(request));
     if (answer.status === null || answer.status === 200) {
       if (answer.malformed !== null)
         note(`malformed reply: ${answer.malformed}`);
@@ -612,9 +708,9 @@ async function runClient(configPath: string): Promise<number> {
   };
   const results: ResultEntry[] = [];
   const extra: Record<string, Json> = {};
-  let opened: Connection | null = null;
+  let link: Link | null = null;
   try {
-    opened = await connect(settings);
+    link = await openLink(settings);
   } catch (error) {
     if (error instanceof SettingError || error instanceof ConfigError)
       throw asConfigError(configPath, error);
@@ -623,28 +719,18 @@ async function runClient(configPath: string): Promise<number> {
     for (const { id } of rows)
       results.push({ id, status: "failed", error: reason });
   }
-  if (opened !== null) {
-    const exchanges = new Exchanges(settings, opened);
-    const run = new ClientRun(
-      settings,
-      opened.control,
-      exchanges,
-      schemas,
-      host,
-      settings.upload?.endpoint ?? opened.uploadEndpoint,
-      opened.wire.transport,
-    );
+  if (link !== null) {
+    const run = new ClientRun(settings, link, schemas, host);
     try {
       for (const row of rows) results.push(await runRow(run, row));
       try {
-        extra["receipts"] = await opened.control.get("/receipts");
+        extra["receipts"] = await link.control.get("/receipts");
       } catch (error) {
         note(`cannot fetch the receipts: ${(error as Error).message}`);
       }
     } finally {
-      exchanges.close();
-      opened.control.close();
-      await opened.wire.close();
+      link.control.close();
+      await link.exchanges.close();
     }
   }
   writeReport(settings.reportFile, settings.language, results, extra);
