@@ -46,7 +46,7 @@ def constraint_failures() -> list[JSON]:
         # `type: boolean`: a string where a boolean is asked (still a valid
         # MCP answer value).
         _breaks(
-            "eli-form-wrong-type", {"guest": "Tomas Lindqvist", "nights": 4, "breakfast": "yes"}
+            "eli-form-wrong-type", {"guest": "Tomas Lindqvist", "nights": 4, "breakfast": "please"}
         ),
         # `items.enum` of a multi-select: "spa" is not an extra.
         _breaks(

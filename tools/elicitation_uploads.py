@@ -28,8 +28,8 @@ from elicitation_wire import (
     wire,
 )
 
-FLOOR_PLAN = b"\x89PNG\r\n\x1a\neli floor plan, level 2, rooms 201-214"
-FLOOR_PLAN_REVISED = b"\x89PNG\r\n\x1a\neli floor plan, level 2, rooms 201-216 (revised)"
+FLOOR_PLAN = b"%PDF-1.7\neli floor plan, level 2, rooms 201-214"
+FLOOR_PLAN_REVISED = b"%PDF-1.7\neli floor plan, level 2, rooms 201-216 (revised)"
 # A well-formed digest that is not the floor plan's.
 NOT_THE_DIGEST = "0123456789abcdef" * 4
 

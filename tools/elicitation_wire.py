@@ -98,7 +98,7 @@ def gap(ident: str, reason: str) -> JSON:
     }
 
 
-def attachment(ident: str, ref: str, media_type: str = "image/png") -> JSON:
+def attachment(ident: str, ref: str, media_type: str = "application/pdf") -> JSON:
     """An attachment part (body selection) naming `ref` (an upload alias)."""
     return {
         "id": ident,
