@@ -72,6 +72,21 @@ READINGS: dict[str, str] = {
         "A request whose id is a live request's id is refused even when the message is "
         "the same bytes (eli-concurrent-two-live: no idempotent replay)."
     ),
+    "wrong-session-exists": (
+        "Rows may share no session, so a correlation row's 'another existing session' is "
+        "made by the row itself: a second request, accepted, in <row id>:session-other "
+        "(its receipt is expected), then the result names that session."
+    ),
+    "unbound-alias-after-refused-upload": (
+        "An upload refused with 400 or 401 binds nothing, so the event sent after it "
+        "carries the alias itself as its ref: 409 (eli-upload-bad-digest, "
+        "eli-upload-wrong-credential, eli-upload-no-credential)."
+    ),
+    "metadata-request-result-rules": (
+        "A result whose request was withheld is still held to the MCP definition, the "
+        "action match and the content-only-on-an-accepted-form rule; only the form "
+        "schema is skipped (eli-selection-metadata-body answers outside the enum)."
+    ),
     "atomic-deny-after-return": (
         "'The first decision wins' at the request: a deny anywhere in the reply makes "
         "request 'denied' even after an accepted return (eli-atomic-return-then-deny)."
