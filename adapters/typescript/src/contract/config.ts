@@ -466,13 +466,11 @@ export function readStepServerConfig(
       `unknown suite ${JSON.stringify(suite)}: this server runs ${STEP_SUITES.join(", ")}`,
     );
   // Only the uploading suites read uploadAuth; another suite's is unused.
-  const uploadToken =
-    UPLOADING_SUITES.includes(suite)
-      ? (
-          config.object("uploadAuth") ??
-          config.fail("uploadAuth", "is required")
-        ).requiredString("token")
-      : null;
+  const uploadToken = UPLOADING_SUITES.includes(suite)
+    ? (
+        config.object("uploadAuth") ?? config.fail("uploadAuth", "is required")
+      ).requiredString("token")
+    : null;
   return {
     configFile: path,
     suite: suite as StepSuite,
