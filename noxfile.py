@@ -114,6 +114,7 @@ def scenarios(session: nox.Session) -> None:
     session.run("python", "tools/generate_lifecycle_scenarios.py", *session.posargs)
     session.run("python", "tools/generate_catalogue_scenarios.py", *session.posargs)
     session.run("python", "tools/generate_compaction_scenarios.py", *session.posargs)
+    session.run("python", "tools/generate_elicitation_scenarios.py", *session.posargs)
     _check_scenarios(session)
 
 
@@ -137,6 +138,7 @@ def tests(session: nox.Session) -> None:
     session.run("python", "tools/generate_lifecycle_scenarios.py", "--check")
     session.run("python", "tools/generate_catalogue_scenarios.py", "--check")
     session.run("python", "tools/generate_compaction_scenarios.py", "--check")
+    session.run("python", "tools/generate_elicitation_scenarios.py", "--check")
     _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")
@@ -214,4 +216,14 @@ def tests(session: nox.Session) -> None:
         "compaction",
         "--output",
         "reports/smoke/compaction.json",
+    )
+    session.run(
+        "python",
+        "-m",
+        "interop",
+        "matrix",
+        "--suite",
+        "elicitation",
+        "--output",
+        "reports/smoke/elicitation.json",
     )

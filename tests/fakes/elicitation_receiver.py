@@ -45,7 +45,7 @@ def rewrite(body: bytes) -> bytes:
         SESSIONS.setdefault(str(event.get("id")), event["session"])
         return body
     parent = event.get("parentEventId")
-    moved = parent in SESSIONS and event.get("session") != SESSIONS[parent]
+    moved = parent in SESSIONS and event.get("session", SESSIONS.get(parent)) != SESSIONS[parent]
     if event.get("type") == "user.elicitation.result" and moved:
         event["session"] = SESSIONS[parent]
         return json.dumps(message).encode()
