@@ -66,6 +66,7 @@ REQUIRED: dict[str, str] = {
     "result mode not the request's": "eli-result-mode-mismatch",
     "result server not the request's": "eli-result-server-mismatch",
     "event type not an elicitation": "eli-not-elicitation",
+    "JSON-RPC id not the event id": "eli-envelope-id-not-event-id",
     "attachment never uploaded": "eli-attachment-never-uploaded",
     "bad digest": "eli-upload-bad-digest",
     "uploaded attachment accepted": "eli-attachment-uploaded",
@@ -135,9 +136,9 @@ STEP_1_SCHEMA = {
     ("eli-not-interceptable", 0),
     ("eli-event-no-server", 0),
 }
-# Refused at step 1 by its second clause: a valid intercept-request whose
-# event is not an elicitation.
-STEP_1_TYPE = {("eli-not-elicitation", 0)}
+# Refused at step 1 by a clause beyond the schema: a valid intercept-request
+# whose event is not an elicitation, or whose id is not its event's id.
+STEP_1_TYPE = {("eli-not-elicitation", 0), ("eli-envelope-id-not-event-id", 0)}
 
 # Body-selected texts meant to be invalid (not JSON, not one object, a
 # duplicate key, or invalid against the MCP definition): (row id, event id).
@@ -331,7 +332,7 @@ def test_ids_and_sessions_are_the_rows_own(rows: list[dict[str, Any]]) -> None:
         seen_here: list[str] = []
         for _, message, _ in sends(row):
             event = event_of(message)
-            assert message["id"] == event["id"], rid
+            assert message["id"] == event["id"] or rid == "eli-envelope-id-not-event-id", rid
             claim(event_owner, event["id"], rid)
             seen_here.append(event["id"])
             if "session" in event:
@@ -391,7 +392,8 @@ def test_step_1_refusals_are_schema_facts(rows: list[dict[str, Any]], schemas: S
             elif issue is not None:
                 problems.append(f"{rid} step {n}: refused after step 1 at most, but {issue}")
             elif (rid, n) in STEP_1_TYPE:
-                assert not event_of(message)["type"].startswith("user.elicitation."), rid
+                elicitation = event_of(message)["type"].startswith("user.elicitation.")
+                assert not elicitation or message["id"] != event_of(message)["id"], rid
             else:
                 assert event_of(message)["type"].startswith("user.elicitation."), rid
     for row in atomic_rows(rows):

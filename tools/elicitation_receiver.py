@@ -426,7 +426,21 @@ def envelope_refusals() -> list[JSON]:
             [REFUSED],
             [],
         ),
+        # Step 1: the JSON-RPC id is not the event's id (the intercept-request
+        # schema states the rule; it is checked outside the schema).
+        wire(
+            "eli-envelope-id-not-event-id",
+            [_other_id("eli-envelope-id-not-event-id")],
+            [REFUSED],
+            [],
+        ),
     ]
+
+
+def _other_id(rid: str) -> JSON:
+    step = ask(rid, SHUTTLE)
+    step["message"]["id"] = f"{rid}:another-id"
+    return step
 
 
 def _envelope(event: JSON) -> JSON:

@@ -103,6 +103,16 @@ def test_not_an_object_or_not_an_elicitation_event_is_refused(
     assert "not an elicitation" in refuses(receiver, other)
 
 
+def test_a_message_id_other_than_the_event_id_is_refused(
+    receiver: elicitation.Receiver, schema_set: SchemaSet
+) -> None:
+    message = intercept(request_event("r1", "s1"))
+    message["id"] = "r1-another"
+    assert schema_set.error(INTERCEPT_REQUEST, message) is None
+    assert "not the event's id" in refuses(receiver, message)
+    assert accepts(receiver, request_event("r1", "s1"))  # the refusal left nothing live
+
+
 # 2. Content the event names must be stored.
 
 

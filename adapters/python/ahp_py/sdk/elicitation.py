@@ -32,7 +32,7 @@ from typing import Any
 from . import codec, engine
 from .boundaries import Boundary, get_path
 from .content import body_refs
-from .schemas import INTERCEPT_REQUEST, _translate
+from .schemas import INTERCEPT_REQUEST, translate_patterns
 
 REQUEST_EVENT = "user.elicitation.request"
 RESULT_EVENT = "user.elicitation.result"
@@ -85,7 +85,7 @@ class FormSchemas:
         except SchemaError as exc:
             raise ValueError(f"the requested schema is not a JSON Schema: {exc.message}") from None
         # no format checker: formats are annotations; an empty registry: nothing remote
-        found = Draft202012Validator(_translate(schema), registry=Registry())
+        found = Draft202012Validator(translate_patterns(schema), registry=Registry())
         with self._lock:
             self._validators.setdefault(key, found)
         return found
@@ -244,6 +244,8 @@ class Receiver:
         if problem:
             raise Refusal(f"invalid intercept request: {problem}")
         event = message["params"]["event"]
+        if message.get("id") != event.get("id"):
+            raise Refusal("the JSON-RPC id is not the event's id")
         kind = event.get("type")
         if kind not in (REQUEST_EVENT, RESULT_EVENT):
             raise Refusal(f"the event is a {kind}, not an elicitation request or result")
@@ -420,7 +422,7 @@ def judge_request(
     ``return`` value's answer rules for the request's mode and form schema. Any
     failure rejects the whole reply; a ``deny`` denies; otherwise the last
     ``return`` value (None: none) is the effective result."""
-    transaction = engine._Transaction(REQUEST_BOUNDARY, request, check, host_rule=False)
+    transaction = engine.Transaction(REQUEST_BOUNDARY, request, check, host_rule=False)
     try:
         actual = transaction.run(reply, response_error)
     except engine.Rejected as exc:

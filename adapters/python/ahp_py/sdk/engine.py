@@ -75,7 +75,7 @@ def apply(
     """
     boundary = boundary_for(request)
     check = definition_error or schemas.load().error
-    transaction = _Transaction(boundary, request, check, host_rule)
+    transaction = Transaction(boundary, request, check, host_rule)
     try:
         actual = transaction.run(response, response_error)
     except Rejected as exc:
@@ -128,7 +128,7 @@ def check_effect_structure(effect: Any, index: int) -> None:
             raise Rejected(f"{where}: inject needs a value")
 
 
-class _Transaction:
+class Transaction:
     """Stages one response; nothing escapes unless every step succeeds."""
 
     def __init__(

@@ -91,10 +91,10 @@ def ecma_to_python(pattern: str) -> str:
     return "".join(out)
 
 
-def _translate(node: Any) -> Any:
+def translate_patterns(node: Any) -> Any:
     """Copy a schema with every pattern rewritten for Python."""
     if isinstance(node, list):
-        return [_translate(item) for item in node]
+        return [translate_patterns(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
@@ -102,13 +102,13 @@ def _translate(node: Any) -> Any:
         if key == "pattern" and isinstance(value, str):
             out[key] = ecma_to_python(value)
         elif key == "patternProperties" and isinstance(value, dict):
-            out[key] = {ecma_to_python(k): _translate(v) for k, v in value.items()}
+            out[key] = {ecma_to_python(k): translate_patterns(v) for k, v in value.items()}
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {k: _translate(v) for k, v in value.items()}
+            out[key] = {k: translate_patterns(v) for k, v in value.items()}
         elif key in _DATA_KEYWORDS:
             out[key] = value
         else:
-            out[key] = _translate(value)
+            out[key] = translate_patterns(value)
     return out
 
 
@@ -132,7 +132,7 @@ class SchemaSet:
         self._documents: dict[str, dict[str, Any]] = {}
         resources = []
         for path in files:
-            document = _translate(codec.loads(path.read_bytes()))
+            document = translate_patterns(codec.loads(path.read_bytes()))
             if not isinstance(document, dict):
                 raise SchemaError(f"{path.name} is not a schema object")
             uri = document.setdefault("$id", SCHEMA_BASE + path.name)

@@ -220,8 +220,7 @@ class StdioWire:
 def post_raw(channel: HttpChannel, message: Any, timeout: float) -> tuple[int, bytes]:
     """One POST of ``message`` to the endpoint with the run's credentials: the
     status and the body, whatever the status (TransportError: no answer)."""
-    connection = channel._send(message, channel.path, timeout)
-    return channel._answer(connection)
+    return channel.post(message, timeout)
 
 
 def _parsed(data: bytes) -> Any:
