@@ -157,73 +157,14 @@ def tests(session: nox.Session) -> None:
         "reports/smoke/fuzz",
         "--quiet",
     )
+    # Every suite over the whole grid in one run (one pool of workers, longest first).
     session.run(
         "python",
         "-m",
         "interop",
         "matrix",
         "--suite",
-        "core",
+        "all",
         "--output",
         "reports/smoke/report.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "lifecycle",
-        "--output",
-        "reports/smoke/lifecycle.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "catalogue",
-        "--output",
-        "reports/smoke/catalogue.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "auth",
-        "--output",
-        "reports/smoke/auth.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "isolation",
-        "--output",
-        "reports/smoke/isolation.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "compaction",
-        "--output",
-        "reports/smoke/compaction.json",
-    )
-    session.run(
-        "python",
-        "-m",
-        "interop",
-        "matrix",
-        "--suite",
-        "elicitation",
-        "--output",
-        "reports/smoke/elicitation.json",
     )

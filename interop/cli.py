@@ -17,7 +17,7 @@ from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
 from interop.replay import unit_tests
 from interop.results import error_table
-from interop.runner import MatrixOptions, UsageError, run_matrix
+from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix
 from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
 from interop.smoke import smoke
@@ -76,9 +76,15 @@ def _parser() -> argparse.ArgumentParser:
             help="trust profile (docs/CONTRACT.md): strict X.509 and ES256, or the upstream wire",
         )
 
-    matrix = commands.add_parser("matrix", help="run a suite over the grid and write reports")
+    matrix = commands.add_parser("matrix", help="run suites over the grid and write reports")
     adapter_options(matrix)
-    matrix.add_argument("--suite", choices=sorted(SUITES), default="core", help="default: core")
+    matrix.add_argument(
+        "--suite",
+        nargs="+",
+        choices=[*SUITES, "all"],
+        metavar="SUITE",
+        help=f"one or more of {', '.join(SUITES)}, or all (default: all)",
+    )
     matrix.add_argument("--clients", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument("--servers", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument(
@@ -96,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         metavar="FILE",
-        help="scenario files (default: the suite's sets)",
+        help="scenario files of the one suite named (default: each suite's own sets)",
     )
     run_options(matrix, "watchdog for one client run (default 120)")
     matrix.add_argument(
@@ -283,6 +289,23 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args, raw)
 
 
+def _suite_runs(names: list[str] | None, scenarios: list[Path] | None) -> list[SuiteRun]:
+    """The suites asked for (every suite for `all` or none named), each with its sets:
+    `--scenarios` files belong to exactly one named suite."""
+    chosen = list(SUITES) if not names or "all" in names else list(dict.fromkeys(names))
+    if scenarios and (not names or len(chosen) != 1):
+        raise UsageError(
+            "--scenarios needs exactly one --suite, the suite the files belong to "
+            "(e.g. --suite core --scenarios FILE)"
+        )
+    runs = []
+    for name in chosen:
+        suite = SUITES[name]()
+        paths = scenarios or suite.default_sets(ROOT)
+        runs.append(SuiteRun(name, suite.load_sets([p.resolve() for p in paths])))
+    return runs
+
+
 def _main(args: argparse.Namespace, raw: list[str]) -> int:
     try:
         extra = [] if args.command == "smoke" else [p.resolve() for p in args.adapter_dir]
@@ -299,15 +322,12 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             print(error_table())
             return 0
         pool = _select(adapters, args.adapters, "adapters")
-        suite = SUITES[args.suite]()
-        paths = args.scenarios or suite.default_sets(ROOT)
         options = MatrixOptions(
-            suite=args.suite,
+            suites=_suite_runs(args.suite, args.scenarios),
             clients=_select({n: adapters[n] for n in pool}, args.clients, "clients"),
             servers=_select({n: adapters[n] for n in pool}, args.servers, "servers"),
             transports=list(dict.fromkeys(args.transports)),
             auth=list(dict.fromkeys(args.auth)),
-            sets=suite.load_sets([p.resolve() for p in paths]),
             jobs=args.jobs,
             timeouts=Timeouts(startup=args.startup_timeout, client=args.timeout),
             output=args.output.resolve(),

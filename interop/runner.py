@@ -1,7 +1,8 @@
-"""Runs one suite over the grid: applicability, scheduling, progress, reports, cleanup.
+"""Runs suites over the grid: applicability, scheduling, progress, reports, cleanup.
 
-The runner knows no suite's rules: the suite says which combinations apply,
-how they group into jobs and how a job runs. Every terminating signal (Ctrl-C,
+The runner knows no suite's rules: each suite says which combinations apply,
+how they group into jobs and how a job runs. The jobs of every suite of the
+run share one pool of workers, longest first, and one report. Every terminating signal (Ctrl-C,
 SIGTERM, SIGHUP) stops every adapter process, deletes the run's trust
 material and still writes a report, marked incomplete, in which what never
 ran is `not-run`.
@@ -36,14 +37,21 @@ class UsageError(ValueError):
     """The command line asks for something that cannot run."""
 
 
+@dataclass(frozen=True)
+class SuiteRun:
+    """One suite of the run with its loaded scenario sets."""
+
+    name: str
+    sets: ScenarioSets
+
+
 @dataclass
 class MatrixOptions:
-    suite: str
+    suites: list[SuiteRun]
     clients: list[str]
     servers: list[str]
     transports: list[str]
     auth: list[str]
-    sets: ScenarioSets
     jobs: int
     timeouts: Timeouts
     output: Path
@@ -55,7 +63,7 @@ class MatrixOptions:
 
 def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any]:
     return {
-        "suite": options.suite,
+        "suites": [run.name for run in options.suites],
         "profile": options.profile,
         "adapters": {
             name: {"language": adapters[name].language, "blind": adapters[name].blind}
@@ -145,21 +153,25 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                 f"(its manifest declares {', '.join(adapter.profiles)}){hint}"
             )
     paths = check_output(options.output)
-    suite: Suite = SUITES[options.suite]()
     combinations = expand(options.clients, options.servers, options.transports, options.auth)
-    rows = options.sets.row_count()
     outcomes: list[Outcome] = []
-    applicable: list[Combination] = []
-    for combination in combinations:
-        reason = suite.applicability(combination, adapters)
-        if reason is None:
-            applicable.append(combination)
-        else:
-            outcomes.append(
-                Outcome(options.suite, combination, inapplicable=reason, skipped_rows=rows)
-            )
-    jobs = suite.plan(applicable, adapters)
-    progress = Progress(sum(len(j.combinations) for j in jobs), options.quiet)
+    planned: list[Planned] = []
+    for run in options.suites:
+        suite: Suite = SUITES[run.name]()
+        rows = run.sets.row_count()
+        applicable: list[Combination] = []
+        for combination in combinations:
+            reason = suite.applicability(combination, adapters)
+            if reason is None:
+                applicable.append(combination)
+            else:
+                outcomes.append(
+                    Outcome(run.name, combination, inapplicable=reason, skipped_rows=rows)
+                )
+        planned += [Planned(suite, run, job) for job in suite.plan(applicable, adapters)]
+    # longest first across suites (a stable sort keeps each suite's own order on ties)
+    planned.sort(key=lambda p: -p.job.cost)
+    progress = Progress(sum(len(p.job.combinations) for p in planned), options.quiet)
     started = time.monotonic()
     paths.prepare_logs()
     with interrupts.handled():
@@ -170,13 +182,13 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             timeouts=options.timeouts,
             server_reuse=options.server_reuse,
         ) as ctx:
-            interrupted = _run_jobs(suite, jobs, ctx, options, adapters, progress, outcomes, paths)
+            interrupted = _run_jobs(planned, ctx, adapters, progress, outcomes, paths, options)
             interrupts.hold()  # from here on a signal waits until the report is written
         meta = _meta(options, adapters)
         document = build_document(
             outcomes,
             meta,
-            options.sets.describe(),
+            [{**s, "suite": run.name} for run in options.suites for s in run.sets.describe()],
             incomplete=interrupted,
             full=options.full_report,
         )
@@ -197,37 +209,45 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Planned:
+    """One job of one suite, as scheduled."""
+
+    suite: Suite
+    run: SuiteRun
+    job: Job
+
+
 def _run_jobs(
-    suite: Suite,
-    jobs: list[Job],
+    planned: list[Planned],
     ctx: RunContext,
-    options: MatrixOptions,
     adapters: dict[str, Adapter],
     progress: Progress,
     outcomes: list[Outcome],
     paths: ReportPaths,
+    options: MatrixOptions,
 ) -> bool:
     """Run every job; True when interrupted. Outcomes are appended as jobs finish."""
-    rows = options.sets.row_count()
     executor = ThreadPoolExecutor(max_workers=options.jobs, thread_name_prefix="job")
-    pending: dict[Future[list[Outcome]], Job] = {}
+    pending: dict[Future[list[Outcome]], Planned] = {}
     try:
-        for job in jobs:
-            pending[
-                executor.submit(suite.run, job, ctx, options.sets, adapters, progress.report)
-            ] = job
+        for item in planned:
+            future = executor.submit(
+                item.suite.run, item.job, ctx, item.run.sets, adapters, progress.report
+            )
+            pending[future] = item
         while pending:
             done, _ = wait(pending, timeout=HEARTBEAT / 3, return_when=FIRST_COMPLETED)
             progress.heartbeat()
             for future in done:
-                job = pending.pop(future)
+                item = pending.pop(future)
                 try:
                     outcomes.extend(future.result())
                 except Exception as exc:
                     paths.harness_log(traceback.format_exc())
                     failed = _job_failure(
-                        options.suite,
-                        job,
+                        item.run.name,
+                        item.job,
                         f"{type(exc).__name__}: {exc} (traceback in {paths.logs.name}/harness.log)",
                     )
                     for outcome in failed:
@@ -241,18 +261,18 @@ def _run_jobs(
         print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
         ctx.registry.kill_all()
         executor.shutdown(wait=True, cancel_futures=True)
-        known = {o.combination for o in outcomes}
-        outcomes.extend(o for o in finished if o.combination not in known)
-        known |= {o.combination for o in finished}
-        for job in jobs:
-            for combination in job.combinations:
-                if combination not in known:
+        known = {(o.suite, o.combination) for o in outcomes}
+        outcomes.extend(o for o in finished if (o.suite, o.combination) not in known)
+        known |= {(o.suite, o.combination) for o in finished}
+        for item in planned:
+            for combination in item.job.combinations:
+                if (item.run.name, combination) not in known:
                     outcomes.append(
                         Outcome(
-                            options.suite,
+                            item.run.name,
                             combination,
                             not_run="the run was interrupted before this combination finished",
-                            skipped_rows=rows,
+                            skipped_rows=item.run.sets.row_count(),
                         )
                     )
         return True
@@ -272,6 +292,17 @@ def _print_summary(
     def fmt(counts: dict[str, int]) -> str:
         return ", ".join(f"{v} {k}" for k, v in counts.items())
 
+    def brief(counts: dict[str, int]) -> str:
+        return ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none"
+
+    suites = document["summary"]["suites"]
+    if len(suites) > 1:
+        for name, counts in suites.items():
+            print(
+                f"{name}: combinations {brief(counts['combinations'])}; "
+                f"rows {brief(counts['rows'])}",
+                file=out,
+            )
     print(f"combinations: {fmt(combos)}", file=out)
     print(f"scenario rows: {fmt(rows)}", file=out)
     skipped = {k: v for k, v in document["summary"]["rowsNotJudged"].items() if v}

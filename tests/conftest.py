@@ -16,7 +16,8 @@ FAKE = Path(__file__).parent / "fakes" / "fake_adapter.py"
 
 def matrix_argv(dirs: list[Path], scenario_file: Path, output: Path, *extra: str) -> list[str]:
     """`python -m interop` arguments for a quiet run over only the given adapters."""
-    argv = ["matrix", "--scenarios", str(scenario_file), "--output", str(output), "--quiet"]
+    argv = ["matrix", "--suite", "core", "--scenarios", str(scenario_file), "--output", str(output)]
+    argv.append("--quiet")
     argv += ["--auth", "none", "--adapters-root", str(output.parent / "no-builtin-adapters")]
     for directory in dirs:
         argv += ["--adapter-dir", str(directory)]

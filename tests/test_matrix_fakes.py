@@ -312,6 +312,8 @@ def test_upstream_style_checkout_plugs_in_under_compat(tmp_path: Path, small_set
                 str(checkout),
                 "--adapters-root",
                 str(tmp_path / "x"),
+                "--suite",
+                "core",
                 "--scenarios",
                 str(small_set),
                 "--output",

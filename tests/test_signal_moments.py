@@ -27,6 +27,6 @@ def test_a_signal_at_any_moment_leaves_nothing(
 ) -> None:
     adapter = fake_adapter("fake")
     argv = ["--adapter-dir", str(adapter), "--adapters-root", str(tmp_path / "none")]
-    argv += ["--scenarios", str(small_set), "--auth", "none", "bearer"]
+    argv += ["--suite", "core", "--scenarios", str(small_set), "--auth", "none", "bearer"]
     result = signal_moments.moment(name, delay, argv, grace=15.0)
     assert result.problems == [], result

@@ -1,14 +1,17 @@
 """The deterministic report document: sorted, compact, no timings, ports, paths, pids or secrets.
 
-Shape (`reportVersion` 2):
+Shape (`reportVersion` 3):
 
-- `sets`: each scenario set once, with every row's id and expectation, in file order;
+- `suites`: the suites of the run, in the order asked;
+- `sets`: each suite's scenario sets, each once (`suite`, `name`, file, sha256),
+  with every row's id and expectation, in file order; a set is named by its
+  suite and its name (two suites may run the same file);
 - `combinations`: per combination its status, reason, errors, row counts, and
   per set a `digests` list aligned with that set's rows (a short fingerprint of
   what a passed row derived, `null` for a row that did not pass) plus the rows
   that did not pass, whole (`actual`, `error`, the adapter's own status);
 - `summary`: counts of combinations and of the rows listed, and of the rows
-  not judged (inapplicable or not run) apart;
+  not judged (inapplicable or not run) apart, in all and per suite;
 - `incomplete`: true when the run was interrupted.
 
 A passed row's `actual` is kept whole only with `full=True` (`--full-report`);
@@ -23,7 +26,7 @@ from typing import Any
 from interop.grid import Combination
 from interop.results import STATUSES, CombinationError, Outcome, RowVerdict, Status
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 
 
 def _counts(statuses: list[str]) -> dict[str, int]:
@@ -41,18 +44,18 @@ def build_document(
 ) -> dict[str, Any]:
     """The report as a JSON value. `meta` holds only deterministic run facts; `sets`
     describes each scenario set, its `rows` being (id, expectation) in file order."""
-    order = {s["name"]: [row_id for row_id, _ in s["rows"]] for s in sets}
+    order = {(s["suite"], s["name"]): [row_id for row_id, _ in s["rows"]] for s in sets}
     combinations: list[dict[str, Any]] = []
-    listed: list[str] = []
-    skipped: list[str] = []
+    listed: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
     for outcome in sorted(outcomes, key=lambda o: (o.suite, o.combination)):
         by_set: dict[str, dict[str, RowVerdict]] = {}
         for row in outcome.rows:
             by_set.setdefault(row.set, {})[row.id] = row
         results: dict[str, Any] = {}
         for set_name, rows in sorted(by_set.items()):
-            ids = order.get(set_name, sorted(rows))
-            listed.extend(str(rows[i].status) for i in ids if i in rows)
+            ids = order.get((outcome.suite, set_name), sorted(rows))
+            listed.extend((outcome.suite, str(rows[i].status)) for i in ids if i in rows)
             entry: dict[str, Any] = {
                 "digests": [
                     rows[i].as_json()["digest"]
@@ -69,7 +72,7 @@ def build_document(
             results[set_name] = entry
         status = outcome.status
         if status in (Status.INAPPLICABLE, Status.NOT_RUN):
-            skipped.extend([str(status)] * outcome.skipped_rows)
+            skipped.extend([(outcome.suite, str(status))] * outcome.skipped_rows)
         combination: dict[str, Any] = {
             "suite": outcome.suite,
             **outcome.combination.as_json(),
@@ -85,14 +88,24 @@ def build_document(
         if reason is not None:
             combination["reason"] = reason
         combinations.append(combination)
+    names = list(dict.fromkeys([*meta.get("suites", []), *(c["suite"] for c in combinations)]))
+    per_suite = {
+        name: {
+            "combinations": _counts([c["status"] for c in combinations if c["suite"] == name]),
+            "rows": _counts([status for suite, status in listed if suite == name]),
+            "rowsNotJudged": _counts([status for suite, status in skipped if suite == name]),
+        }
+        for name in names
+    }
     return {
         "reportVersion": REPORT_VERSION,
         **meta,
         "incomplete": incomplete,
         "summary": {
             "combinations": _counts([c["status"] for c in combinations]),
-            "rows": _counts(listed),
-            "rowsNotJudged": _counts(skipped),
+            "rows": _counts([status for _, status in listed]),
+            "rowsNotJudged": _counts([status for _, status in skipped]),
+            "suites": per_suite,
         },
         "sets": [
             {**s, "rows": [{"id": row_id, "expected": expected} for row_id, expected in s["rows"]]}
@@ -104,10 +117,10 @@ def build_document(
 
 def rows_of(document: dict[str, Any], combination: dict[str, Any]) -> list[dict[str, Any]]:
     """Every row of one combination, expanded: set, id, status, expected, actual or digest."""
-    expected = {
-        s["name"]: {row["id"]: row["expected"] for row in s["rows"]} for s in document["sets"]
-    }
-    ids = {s["name"]: [row["id"] for row in s["rows"]] for s in document["sets"]}
+    suite = combination["suite"]
+    mine = [s for s in document["sets"] if s["suite"] == suite]
+    expected = {s["name"]: {row["id"]: row["expected"] for row in s["rows"]} for s in mine}
+    ids = {s["name"]: [row["id"] for row in s["rows"]] for s in mine}
     out: list[dict[str, Any]] = []
     for set_name, result in combination["results"].items():
         whole = {row["id"]: row for row in result["rows"]}

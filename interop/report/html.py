@@ -81,7 +81,11 @@ def build_html(document: dict[str, Any]) -> bytes:
         f"<p>Combinations: {escape(_counts(summary['combinations']))}<br>",
         f"Scenario rows: {escape(_counts(summary['rows']))}<br>",
         f"Profile: {escape(str(document.get('profile', '')))}; sets: ",
-        escape(", ".join(f"{s['name']} ({s['scenarios']})" for s in document.get("sets", []))),
+        escape(
+            ", ".join(
+                f"{s['suite']}/{s['name']} ({s['scenarios']})" for s in document.get("sets", [])
+            )
+        ),
         "</p>",
     ]
     for suite in sorted({c["suite"] for c in combos}):

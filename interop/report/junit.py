@@ -4,7 +4,8 @@ Each `<testsuite>` carries `tests`, `failures`, `errors` and `skipped` equal to
 its test cases: a combination-level error is one `<testcase>` with an
 `<error>`; a failed row has a `<failure>` whose message and text give the
 path, the expected and the actual value; unsupported, inapplicable and
-not-run rows are `<skipped>`. Test case names are unique within a suite.
+not-run rows are `<skipped>`. A row's test case is named by its path,
+`suite/client->server/transport/auth/set/id`, unique in the whole file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from interop.jsonvalue import dumps_compact
 from interop.report.document import rows_of
 
 SKIPPED = ("unsupported", "inapplicable", "not-run")
+
+
+def _path(combination: dict[str, Any]) -> str:
+    return (
+        f"{combination['suite']}/{combination['client']}->{combination['server']}/"
+        f"{combination['transport']}/{combination['auth']}"
+    )
 
 
 def _suite_name(combination: dict[str, Any]) -> str:
@@ -50,7 +58,10 @@ def build_junit(document: dict[str, Any]) -> bytes:
             counts["errors"] += 1
         for row in rows_of(document, combination):
             case = ET.SubElement(
-                suite, "testcase", name=f"{row['set']}/{row['id']}", classname=name
+                suite,
+                "testcase",
+                name=f"{_path(combination)}/{row['set']}/{row['id']}",
+                classname=name,
             )
             counts["tests"] += 1
             if row["status"] == "failed":
