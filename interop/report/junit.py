@@ -4,7 +4,9 @@ Each `<testsuite>` carries `tests`, `failures`, `errors` and `skipped` equal to
 its test cases: a combination-level error is one `<testcase>` with an
 `<error>`; a failed row has a `<failure>` whose message and text give the
 path, the expected and the actual value; unsupported, inapplicable and
-not-run rows are `<skipped>`. A row's test case is named by its path,
+not-run rows are `<skipped>`, and so is a known-failing row (listed in
+known-failures.json, `interop/known.py`), with its reason and issue, and a
+known-failing combination's errors. A row's test case is named by its path,
 `suite/client->server/transport/auth/set/id`, unique in the whole file.
 """
 
@@ -17,6 +19,14 @@ from interop.jsonvalue import dumps_compact
 from interop.report.document import rows_of
 
 SKIPPED = ("unsupported", "inapplicable", "not-run")
+KNOWN = "known-failing"
+
+
+def _known_message(row: dict[str, Any]) -> str:
+    known = row.get("known") or {}
+    reason = known.get("reason") or "listed in known-failures.json"
+    issue = f" ({known['issue']})" if known.get("issue") else ""
+    return f"known failure: {reason}{issue}"
 
 
 def _path(combination: dict[str, Any]) -> str:
@@ -52,9 +62,14 @@ def build_junit(document: dict[str, Any]) -> bytes:
                 name=f"(combination) {number}: {error['stage']}",
                 classname=name,
             )
-            element = ET.SubElement(case, "error", type=error["class"], message=error["message"])
-            element.text = f"{error['class']} at {error['stage']}: {error['message']}"
+            text = f"{error['class']} at {error['stage']}: {error['message']}"
             counts["tests"] += 1
+            if combination["status"] == KNOWN:  # every row is a known failure
+                ET.SubElement(case, "skipped", message=f"known failure: {text}")
+                counts["skipped"] += 1
+                continue
+            element = ET.SubElement(case, "error", type=error["class"], message=error["message"])
+            element.text = text
             counts["errors"] += 1
         for row in rows_of(document, combination):
             case = ET.SubElement(
@@ -72,6 +87,10 @@ def build_junit(document: dict[str, Any]) -> bytes:
                     f"actual:   {dumps_compact(row.get('actual'))}"
                 )
                 counts["failures"] += 1
+            elif row["status"] == KNOWN:
+                skipped = ET.SubElement(case, "skipped", message=_known_message(row))
+                skipped.text = row.get("error") or ""
+                counts["skipped"] += 1
             elif row["status"] in SKIPPED:
                 ET.SubElement(case, "skipped", message=row.get("error") or row["status"])
                 counts["skipped"] += 1

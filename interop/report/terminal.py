@@ -3,7 +3,8 @@
 Combination-level errors come first (they fail every row of their
 combination); row failures that read the same in several combinations are
 printed once, with the combinations listed, so one misread rule is one line
-however many cells it reaches.
+however many cells it reaches. Known failures (`known-failing`, listed in
+known-failures.json) follow, one line per entry with its reason and issue.
 """
 
 from __future__ import annotations
@@ -53,4 +54,23 @@ def failure_summary(document: dict[str, Any]) -> list[str]:
         lines.append(f"  in {len(labels)} combination(s): {_places(labels)}")
     if len(rows) > SHOWN:
         lines.append(f"  ... and {len(rows) - SHOWN} more distinct row failures (see the report)")
+    return lines + _known_summary(document)
+
+
+def _known_summary(document: dict[str, Any]) -> list[str]:
+    """One line per known-failures.json entry that matched: rows, combinations, reason."""
+    found: dict[tuple[str, str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for c in document["combinations"]:
+        for row in rows_of(document, c):
+            if row["status"] == "known-failing":
+                known = row.get("known") or {}
+                entry = (known.get("pattern", "?"), known.get("reason", ""), known.get("issue", ""))
+                found[entry][_label(c)].add(f"{row['set']}/{row['id']}")
+    lines: list[str] = []
+    for (pattern, reason, issue), where in list(found.items())[:SHOWN]:
+        count = sum(len(ids) for ids in where.values())
+        lines.append(f"KNOWN {pattern}: {reason} ({issue})")
+        lines.append(f"  {count} row(s) in {len(where)} combination(s): {_places(sorted(where))}")
+    if len(found) > SHOWN:
+        lines.append(f"  ... and {len(found) - SHOWN} more known-failure entries")
     return lines

@@ -1,0 +1,246 @@
+"""Known failures: a checked-in list of failing rows that do not fail the run.
+
+`known-failures.json` at the repository root (schema:
+`schemas/report/known-failures.schema.json`) is
+
+    {"version": 1, "entries": [{"pattern": "...", "reason": "...", "issue": "https://..."}]}
+
+A pattern is matched against a row's path,
+`suite/set/client->server/transport/auth/id` (`row_path`), as a whole: `*` is
+any characters but `/`, `**` any characters including `/`, everything else is
+literal.
+
+Plain functions, for the command line to wire up:
+
+- `load(path: Path) -> KnownFailures`: read and check the file; a problem
+  raises `KnownFailuresError` naming the file, the entry index and the field
+  (`reason` and `issue` are required non-empty strings, unknown keys and a
+  repeated pattern are refused).
+- `apply(document, known, *, complete: bool) -> tuple[dict, list[str]]`: a new
+  report document (the one given is not changed) where every `failed` row a
+  pattern matches is `known-failing` and carries `known: {pattern, reason,
+  issue}` (the first entry that matches); a `failed` combination becomes
+  `known-failing` when no row of it still fails and at least one is
+  known-failing (with combination errors, only when no row of it passed: the
+  known rows then stand for those errors); the rows' `counts` and `summary`
+  (with `summary.suites`) are recomputed. The list is the problems that fail
+  the run, in entry order: `stale: PATTERN matches ROW, which passes; remove
+  the entry` for each passing row a pattern matches, and, when `complete` (an
+  uninterrupted, unsharded run, or a combined one), `unmatched: PATTERN matches
+  no row of the report; remove the entry or fix its pattern` for a pattern that
+  matches no row at all (a row that is unsupported, inapplicable or not run
+  counts as matched, and is left as it is).
+- `row_path(combination, set_name, row_id) -> str` and `compile_pattern`.
+
+`known-failing` is neither a pass nor a failure: the run fails on the problems
+above, not on the known rows.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interop.jsonvalue import JsonError, load_file
+from interop.report.document import rows_of
+from interop.results import STATUSES, Status
+
+VERSION = 1
+ENTRY_KEYS = ("pattern", "reason", "issue")
+
+
+class KnownFailuresError(ValueError):
+    """known-failures.json is unreadable or malformed (the message names file, entry, field)."""
+
+
+def row_path(combination: dict[str, Any], set_name: str, row_id: str) -> str:
+    """A row's path: `suite/set/client->server/transport/auth/id`."""
+    return (
+        f"{combination['suite']}/{set_name}/{combination['client']}->{combination['server']}/"
+        f"{combination['transport']}/{combination['auth']}/{row_id}"
+    )
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`*` is any characters but `/`, `**` any characters; the rest is literal; whole path."""
+    parts: list[str] = []
+    for token in re.split(r"(\*\*|\*)", pattern):
+        if token == "**":
+            parts.append(".*")
+        elif token == "*":
+            parts.append("[^/]*")
+        else:
+            parts.append(re.escape(token))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    index: int
+    pattern: str
+    reason: str
+    issue: str
+
+    def matches(self, path: str) -> bool:
+        return compile_pattern(self.pattern).fullmatch(path) is not None
+
+    def as_json(self) -> dict[str, str]:
+        return {"pattern": self.pattern, "reason": self.reason, "issue": self.issue}
+
+
+@dataclass(frozen=True)
+class KnownFailures:
+    path: Path
+    entries: tuple[KnownEntry, ...] = ()
+
+    def match(self, path: str) -> KnownEntry | None:
+        """The first entry whose pattern matches the row path."""
+        return next((e for e in self.entries if e.matches(path)), None)
+
+
+def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
+    """Check the parsed file; errors name `origin`, the entry index and the field."""
+
+    def refuse(where: str, problem: str) -> KnownFailuresError:
+        return KnownFailuresError(f"{origin}: {where}: {problem}")
+
+    if not isinstance(data, dict):
+        raise refuse("(top level)", "must be an object {version, entries}")
+    extra = sorted(set(data) - {"version", "entries"})
+    if extra:
+        raise refuse(extra[0], "unknown key (only version and entries)")
+    if "version" not in data:
+        raise refuse("version", "missing (must be 1)")
+    if data["version"] != VERSION or isinstance(data["version"], bool):
+        raise refuse("version", f"must be {VERSION}, not {data['version']!r}")
+    if "entries" not in data:
+        raise refuse("entries", "missing (a list, possibly empty)")
+    if not isinstance(data["entries"], list):
+        raise refuse("entries", "must be a list")
+    entries: list[KnownEntry] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(data["entries"]):
+        where = f"entries[{index}]"
+        if not isinstance(entry, dict):
+            raise refuse(where, "must be an object {pattern, reason, issue}")
+        extra = sorted(set(entry) - set(ENTRY_KEYS))
+        if extra:
+            raise refuse(f"{where}.{extra[0]}", "unknown key (only pattern, reason and issue)")
+        for key in ENTRY_KEYS:
+            if key not in entry:
+                raise refuse(f"{where}.{key}", "missing (a non-empty string)")
+            value = entry[key]
+            if not isinstance(value, str) or not value.strip():
+                raise refuse(f"{where}.{key}", f"must be a non-empty string, not {value!r}")
+        pattern = entry["pattern"]
+        if pattern != pattern.strip():
+            raise refuse(f"{where}.pattern", "has leading or trailing whitespace")
+        if "**" not in pattern and pattern.count("/") != 5:
+            raise refuse(
+                f"{where}.pattern",
+                f"{pattern!r} is not suite/set/client->server/transport/auth/id "
+                "(six parts; `**` spans several)",
+            )
+        if pattern in seen:
+            raise refuse(f"{where}.pattern", f"repeats entries[{seen[pattern]}]")
+        seen[pattern] = index
+        entries.append(KnownEntry(index, pattern, entry["reason"], entry["issue"]))
+    return tuple(entries)
+
+
+def load(path: Path) -> KnownFailures:
+    """Read and check known-failures.json."""
+    try:
+        data = load_file(path)
+    except JsonError as exc:
+        raise KnownFailuresError(str(exc)) from None
+    return KnownFailures(path, parse(data, str(path)))
+
+
+def _counts(statuses: list[str]) -> dict[str, int]:
+    counted = Counter(statuses)
+    return {str(status): counted.get(str(status), 0) for status in STATUSES}
+
+
+def combination_status(combination: dict[str, Any], statuses: list[str]) -> str:
+    """A combination's status once its rows' statuses are as given (see the module docstring)."""
+    status = str(combination["status"])
+    if status not in (Status.FAILED, Status.KNOWN_FAILING):
+        return status
+    if not statuses or Status.FAILED in statuses or Status.KNOWN_FAILING not in statuses:
+        return str(Status.FAILED)
+    if combination["errors"] and Status.PASSED in statuses:
+        return str(Status.FAILED)
+    return str(Status.KNOWN_FAILING)
+
+
+def apply(
+    document: dict[str, Any], known: KnownFailures, *, complete: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The document with known failures marked, and the problems that fail the run."""
+    out = copy.deepcopy(document)
+    matched: dict[int, bool] = {e.index: False for e in known.entries}
+    stale: dict[int, list[str]] = {e.index: [] for e in known.entries}
+    compiled = [(e, compile_pattern(e.pattern)) for e in known.entries]
+    listed: list[tuple[str, str]] = []
+    for combination in out["combinations"]:
+        for set_name, result in combination["results"].items():
+            for row in result["rows"]:
+                path = row_path(combination, set_name, row["id"])
+                if row["status"] != Status.FAILED:
+                    continue
+                entry = next((e for e, rx in compiled if rx.fullmatch(path)), None)
+                if entry is not None:
+                    row["status"] = str(Status.KNOWN_FAILING)
+                    row["known"] = entry.as_json()
+        statuses: list[str] = []
+        for row in rows_of(out, combination):
+            path = row_path(combination, row["set"], row["id"])
+            statuses.append(row["status"])
+            for entry, rx in compiled:
+                if rx.fullmatch(path):
+                    matched[entry.index] = True
+                    if row["status"] == Status.PASSED:
+                        stale[entry.index].append(path)
+        combination["counts"] = _counts(statuses)
+        combination["status"] = combination_status(combination, statuses)
+        listed.extend((combination["suite"], s) for s in statuses)
+    _recount(out, listed)
+    problems: list[str] = []
+    for entry in known.entries:
+        problems += [
+            f"stale: {entry.pattern} matches {path}, which passes; remove the entry"
+            for path in stale[entry.index]
+        ]
+        if complete and not matched[entry.index]:
+            problems.append(
+                f"unmatched: {entry.pattern} matches no row of the report; "
+                "remove the entry or fix its pattern"
+            )
+    return out, problems
+
+
+def _recount(document: dict[str, Any], listed: list[tuple[str, str]]) -> None:
+    """Recompute `summary` (rowsNotJudged is kept: known failures never change it)."""
+    combinations = document["combinations"]
+    summary = document.setdefault("summary", {})
+    summary["combinations"] = _counts([c["status"] for c in combinations])
+    summary["rows"] = _counts([status for _, status in listed])
+    not_judged = summary.get("rowsNotJudged", {})
+    summary["rowsNotJudged"] = {k: not_judged.get(k, 0) for k in _counts([])}
+    old = summary.get("suites", {})
+    names = list(dict.fromkeys([*old, *(c["suite"] for c in combinations)]))
+    summary["suites"] = {
+        name: {
+            "combinations": _counts([c["status"] for c in combinations if c["suite"] == name]),
+            "rows": _counts([status for suite, status in listed if suite == name]),
+            "rowsNotJudged": {
+                k: old.get(name, {}).get("rowsNotJudged", {}).get(k, 0) for k in _counts([])
+            },
+        }
+        for name in names
+    }
