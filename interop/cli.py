@@ -20,6 +20,7 @@ from interop.results import error_table
 from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix
 from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
+from interop.select import FILE_ROW_SUITES, SelectedFiles, Selection, row_tags
 from interop.smoke import smoke
 from interop.suites import SUITES
 from interop.suites.base import ScenarioError
@@ -103,6 +104,20 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="scenario files of the one suite named (default: each suite's own sets)",
+    )
+    matrix.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only rows whose id matches (fnmatch; repeatable): re-run one row",
+    )
+    matrix.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only rows carrying this tag (repeatable; scenario files' `tags`)",
     )
     run_options(matrix, "watchdog for one client run (default 120)")
     matrix.add_argument(
@@ -289,9 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args, raw)
 
 
-def _suite_runs(names: list[str] | None, scenarios: list[Path] | None) -> list[SuiteRun]:
+def _suite_runs(
+    names: list[str] | None, scenarios: list[Path] | None, selection: Selection
+) -> list[SuiteRun]:
     """The suites asked for (every suite for `all` or none named), each with its sets:
-    `--scenarios` files belong to exactly one named suite."""
+    `--scenarios` files belong to exactly one named suite. With a selection, the
+    suites none of whose rows it selects are left out (UsageError: none at all)."""
     chosen = list(SUITES) if not names or "all" in names else list(dict.fromkeys(names))
     if scenarios and (not names or len(chosen) != 1):
         raise UsageError(
@@ -301,9 +319,29 @@ def _suite_runs(names: list[str] | None, scenarios: list[Path] | None) -> list[S
     runs = []
     for name in chosen:
         suite = SUITES[name]()
-        paths = scenarios or suite.default_sets(ROOT)
-        runs.append(SuiteRun(name, suite.load_sets([p.resolve() for p in paths])))
+        paths = [p.resolve() for p in (scenarios or suite.default_sets(ROOT))]
+        if not selection.active:
+            runs.append(SuiteRun(name, suite.load_sets(paths)))
+            continue
+        files = SelectedFiles() if name in FILE_ROW_SUITES else None
+        used = files.select(paths, selection) if files is not None else paths
+        if not used:
+            continue  # no file row selected: only its own rows (probes) could be
+        run = SuiteRun(name, suite.load_sets(used), selection, row_tags(paths), files)
+        if run.row_count():
+            runs.append(run)
+    if not runs:
+        raise UsageError(
+            f"no row of the suites {', '.join(chosen)} matches the selection "
+            f"{_describe_selection(selection)}"
+        )
     return runs
+
+
+def _describe_selection(selection: Selection) -> str:
+    parts = [f"--scenario {g}" for g in selection.scenarios]
+    parts += [f"--tag {t}" for t in selection.tags]
+    return " ".join(parts)
 
 
 def _main(args: argparse.Namespace, raw: list[str]) -> int:
@@ -322,26 +360,45 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             print(error_table())
             return 0
         pool = _select(adapters, args.adapters, "adapters")
-        options = MatrixOptions(
-            suites=_suite_runs(args.suite, args.scenarios),
-            clients=_select({n: adapters[n] for n in pool}, args.clients, "clients"),
-            servers=_select({n: adapters[n] for n in pool}, args.servers, "servers"),
-            transports=list(dict.fromkeys(args.transports)),
-            auth=list(dict.fromkeys(args.auth)),
-            jobs=args.jobs,
-            timeouts=Timeouts(startup=args.startup_timeout, client=args.timeout),
-            output=args.output.resolve(),
-            profile=args.profile,
-            quiet=args.quiet,
-            server_reuse=not args.no_server_reuse,
-            full_report=args.full_report,
-        )
-        if not options.clients or not options.servers:
-            raise ManifestError("no adapters found: nothing to run")
-        return run_matrix(options, adapters)
+        selection = Selection(tuple(args.scenario), tuple(args.tag))
+        runs = _suite_runs(args.suite, args.scenarios, selection)
+        try:
+            return _matrix(args, adapters, pool, runs, selection)
+        finally:
+            for run in runs:
+                if run.files is not None:
+                    run.files.close()
     except (ManifestError, ScenarioError, UsageError, ValueError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+
+
+def _matrix(
+    args: argparse.Namespace,
+    adapters: dict[str, Adapter],
+    pool: list[str],
+    runs: list[SuiteRun],
+    selection: Selection,
+) -> int:
+    """The matrix run of the parsed command line."""
+    options = MatrixOptions(
+        suites=runs,
+        clients=_select({n: adapters[n] for n in pool}, args.clients, "clients"),
+        servers=_select({n: adapters[n] for n in pool}, args.servers, "servers"),
+        transports=list(dict.fromkeys(args.transports)),
+        auth=list(dict.fromkeys(args.auth)),
+        jobs=args.jobs,
+        timeouts=Timeouts(startup=args.startup_timeout, client=args.timeout),
+        output=args.output.resolve(),
+        profile=args.profile,
+        quiet=args.quiet,
+        server_reuse=not args.no_server_reuse,
+        full_report=args.full_report,
+        selection=selection,
+    )
+    if not options.clients or not options.servers:
+        raise ManifestError("no adapters found: nothing to run")
+    return run_matrix(options, adapters)

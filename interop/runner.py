@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,13 @@ from interop.report.write import ReportPaths
 from interop.results import CombinationError, Outcome, Status
 from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
+from interop.select import (
+    SelectedFiles,
+    Selection,
+    restore_origin,
+    trim_description,
+    trim_outcome,
+)
 from interop.suites import SUITES
 from interop.suites.base import Job, ScenarioSets, Suite
 
@@ -39,10 +46,32 @@ class UsageError(ValueError):
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """One suite of the run with its loaded scenario sets."""
+    """One suite of the run with its loaded scenario sets and the row selection
+    (`--scenario`, `--tag`; see interop/select.py)."""
 
     name: str
     sets: ScenarioSets
+    selection: Selection = field(default_factory=Selection)
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    files: SelectedFiles | None = None
+
+    def describe(self) -> list[dict[str, Any]]:
+        described = [{**d, "suite": self.name} for d in self.sets.describe()]
+        if not self.selection.active:
+            return described
+        return [
+            restore_origin(trim_description(d, self.selection, self.tags), self.files)
+            for d in described
+        ]
+
+    def row_count(self) -> int:
+        if not self.selection.active:
+            return self.sets.row_count()
+        return sum(len(d["rows"]) for d in self.describe())
+
+    def trim(self, outcome: Outcome) -> None:
+        if self.selection.active:
+            trim_outcome(outcome, self.selection, self.tags)
 
 
 @dataclass
@@ -59,12 +88,14 @@ class MatrixOptions:
     quiet: bool = False
     server_reuse: bool = True
     full_report: bool = False
+    selection: Selection = field(default_factory=Selection)
 
 
 def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any]:
     return {
         "suites": [run.name for run in options.suites],
         "profile": options.profile,
+        **({"selection": options.selection.as_json()} if options.selection.active else {}),
         "adapters": {
             name: {"language": adapters[name].language, "blind": adapters[name].blind}
             for name in sorted(set(options.clients) | set(options.servers))
@@ -158,7 +189,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     planned: list[Planned] = []
     for run in options.suites:
         suite: Suite = SUITES[run.name]()
-        rows = run.sets.row_count()
+        rows = run.row_count()
         applicable: list[Combination] = []
         for combination in combinations:
             reason = suite.applicability(combination, adapters)
@@ -185,10 +216,13 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             interrupted = _run_jobs(planned, ctx, adapters, progress, outcomes, paths, options)
             interrupts.hold()  # from here on a signal waits until the report is written
         meta = _meta(options, adapters)
+        runs = {run.name: run for run in options.suites}
+        for outcome in outcomes:
+            runs[outcome.suite].trim(outcome)
         document = build_document(
             outcomes,
             meta,
-            [{**s, "suite": run.name} for run in options.suites for s in run.sets.describe()],
+            [d for run in options.suites for d in run.describe()],
             incomplete=interrupted,
             full=options.full_report,
         )
@@ -272,7 +306,7 @@ def _run_jobs(
                             item.run.name,
                             combination,
                             not_run="the run was interrupted before this combination finished",
-                            skipped_rows=item.run.sets.row_count(),
+                            skipped_rows=item.run.row_count(),
                         )
                     )
         return True

@@ -27,6 +27,30 @@ def _places(labels: list[str]) -> str:
     return f"{', '.join(labels[:3])} and {len(labels) - 3} more"
 
 
+def rerun_command(
+    document: dict[str, Any], combination: dict[str, Any], row: dict[str, Any]
+) -> str:
+    """The command that re-runs only `row` on only `combination`."""
+    parts = ["python -m interop matrix", f"--suite {combination['suite']}"]
+    for described in document.get("sets", []):
+        same = described["suite"] == combination["suite"] and described["name"] == row["set"]
+        file = str(described.get("file", ""))
+        if same and file.endswith(".json"):
+            # a file outside the repository is named by its file name only (the report
+            # holds no paths): the reader supplies the folder
+            parts.append(f"--scenarios {file if '/' in file else f'<path of {file}>'}")
+    parts += [
+        f"--scenario '{row['id']}'",
+        f"--clients {combination['client']}",
+        f"--servers {combination['server']}",
+        f"--transports {combination['transport']}",
+        f"--auth {combination['auth']}",
+    ]
+    if document.get("profile") not in (None, "strict"):
+        parts.append(f"--profile {document['profile']}")
+    return " ".join(parts)
+
+
 def failure_summary(document: dict[str, Any]) -> list[str]:
     failed = [c for c in document["combinations"] if c["status"] == "failed"]
     lines: list[str] = []
@@ -40,18 +64,22 @@ def failure_summary(document: dict[str, Any]) -> list[str]:
     if len(errors) > SHOWN:
         lines.append(f"  ... and {len(errors) - SHOWN} more distinct combination errors")
     rows: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    first: dict[str, str] = {}  # per distinct failure: the command re-running one instance
     for c in failed:
         if c["errors"]:
             continue  # every row failed because of the error above
         for row in rows_of(document, c):
             if row["status"] == "failed":
-                rows[row.get("error") or "failed"][f"{row['set']}/{row['id']}"].add(_label(c))
+                error = row.get("error") or "failed"
+                rows[error][f"{row['set']}/{row['id']}"].add(_label(c))
+                first.setdefault(error, rerun_command(document, c, row))
     for error, where in list(rows.items())[:SHOWN]:
         ids = sorted(where)
         labels = sorted({label for found in where.values() for label in found})
         shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more rows" if len(ids) > 3 else "")
         lines.append(f"FAILED {shown}: {error}")
         lines.append(f"  in {len(labels)} combination(s): {_places(labels)}")
+        lines.append(f"  re-run one: {first[error]}")
     if len(rows) > SHOWN:
         lines.append(f"  ... and {len(rows) - SHOWN} more distinct row failures (see the report)")
     return lines + _known_summary(document)
