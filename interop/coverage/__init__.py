@@ -633,20 +633,20 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
                 "requirements": dict(sorted(requirement_status.items())),
             }
     result: dict[str, Any] = {
-        "requirements": [
-            {
-                "id": e["id"],
-                "level": e["level"],
-                "title": e["title"],
-                "features": sorted(e["features"]),
-            }
-            for e in table
-        ],
-        "features": sorted(all_features),
         "byAdapter": by_adapter,
+        "features": sorted(all_features),
     }
     if notes:
         result["notes"] = sorted(notes)
+    result["requirements"] = [
+        {
+            "features": sorted(e["features"]),
+            "id": e["id"],
+            "level": e["level"],
+            "title": e["title"],
+        }
+        for e in table
+    ]
     return result
 
 

@@ -1,0 +1,455 @@
+"""Coverage by requirement (interop/coverage): features of hand-written rows of every
+suite, the requirement table against the golden fixtures' manifest, coverage of a
+hand-built document and of a real small report."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from interop import ROOT
+from interop.cli import main
+from interop.coverage import (
+    LEVELS,
+    VOCABULARY,
+    coverage,
+    coverage_lines,
+    features,
+    load_requirements,
+)
+
+MANIFEST = ROOT / "scenarios" / "upstream" / "fixtures" / "draft" / "manifest.json"
+
+
+def _request(rid: str, event_type: str = "tool.before", **params: Any) -> dict[str, Any]:
+    event = {
+        "id": rid,
+        "source": "urn:test",
+        "type": event_type,
+        "time": "2026-01-01T00:00:00Z",
+        "call": {"id": "c1"},
+        "path": "native",
+        "tool": {"origin": "native", "name": "grep", "input": {"q": 1}},
+    }
+    body: dict[str, Any] = {"protocolVersion": "draft", "event": event}
+    body["capabilities"] = {"effects": ["deny", "modify"], "modify": {"input": {"replace": True}}}
+    body.update(params)
+    return {"jsonrpc": "2.0", "id": rid, "method": "hooks/intercept", "params": body}
+
+
+def _response(rid: str, *effects: dict[str, Any], version: str = "draft") -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "result": {"protocolVersion": version, "effects": [*effects]},
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# features of hand-written rows
+
+
+def test_core_positive_row() -> None:
+    row = {
+        "id": "r",
+        "request": _request("r", state={"permission": "allow", "candidate": {"value": 1}}),
+        "response": _response(
+            "r",
+            {"type": "deny", "reason": "no"},
+            {"type": "modify", "target": "input", "operation": "merge", "value": {}},
+            {"type": "flow", "operation": "stop", "reason": "halt"},
+        ),
+        "expected": {"decision": "deny", "flow": "stop"},
+        "tags": ["permission"],
+    }
+    assert features("core", row) == {
+        "suite:core",
+        "method:hooks/intercept",
+        "event:tool.before",
+        "state:permission",
+        "state:candidate",
+        "effect:deny",
+        "effect:modify",
+        "modify:input/merge",
+        "effect:flow",
+        "flow:stop",
+    }
+
+
+def test_core_rejection_row_carries_its_class_and_ignores_expected() -> None:
+    row = {
+        "id": "r",
+        "request": _request("r"),
+        "response": _response("r", {"type": "teleport"}, version="0.1"),
+        "expectError": True,
+        "tags": ["negative", "atomic-rejection", "schema-invalid"],
+    }
+    found = features("core", row)
+    assert {"negative:schema-invalid", "effect:unknown", "version:mismatch", "state:omitted"} <= (
+        found
+    )
+    # the expected outcome of a positive row never adds a feature
+    positive = {**row, "expected": {"flow": "stop", "rejected": True}, "tags": []}
+    del positive["expectError"]
+    assert not any(f.startswith(("negative:", "flow:")) for f in features("core", positive))
+    empty = {"id": "e", "request": _request("e", state={}), "response": _response("e")}
+    assert {"effect:none", "state:initial"} <= features("core", empty)
+
+
+def test_lifecycle_steps_and_chain() -> None:
+    row = {
+        "id": "lc",
+        "requests": {"a": _request("lc:a")},
+        "responses": {"a": _response("lc:a", {"type": "allow"})},
+        "chain": {
+            "subscriptions": [
+                {"id": "g", "mode": "intercept", "failurePolicy": "fail-closed", "timeoutMs": 5},
+                {"id": "h", "mode": "intercept", "failurePolicy": "fail-open"},
+                {"id": "o", "mode": "observe"},
+            ],
+            "interrupt": True,
+            "holdObservers": False,
+        },
+        "observeFaults": {"a": ["silent"]},
+        "steps": [{"op": "send", "key": "a"}, {"op": "cancel", "key": "a"}, {"op": "bogus"}],
+        "expected": {"published": [], "cancelled": ["lc:a"]},
+        "chainProof": {"requests": [_request("x", "turn.start")]},
+    }
+    found = features("lifecycle", row)
+    assert {
+        "op:send",
+        "op:cancel",
+        "chain:fail-closed",
+        "chain:fail-open",
+        "chain:timeout",
+        "chain:serial",
+        "chain:observer",
+        "chain:interrupt",
+        "chain:observer-fault",
+        "effect:allow",
+    } <= found
+    assert "event:turn.start" not in found  # the chain proof is an answer, never read
+    assert "chain:hold-observers" not in found
+
+
+def test_catalogue_events_and_registration() -> None:
+    notify = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"protocolVersion": "draft", "event": {"id": "n", "type": "file.changed"}},
+    }
+    registration = {
+        "protocolVersion": "draft",
+        "hooks": [
+            {
+                "id": "org.example.a",
+                "transport": {"type": "http", "url": "https://a.test/"},
+                "authentication": {"type": "bearer", "token": "literal"},
+                "subscriptions": [
+                    {"events": ["tool.*"], "mode": "observe", "content": {"default": "omit"}}
+                ],
+            }
+        ],
+    }
+    row = {
+        "id": "cat",
+        "category": "registration",
+        "steps": [
+            {"op": "notify", "message": notify},
+            {"op": "rawNotify", "message": {**notify, "id": 1}},
+            {"op": "register", "registration": registration, "requirements": [{"event": "x"}]},
+        ],
+        "expected": {"registrations": [{"accepted": False, "rule": "schema"}]},
+        "requests": {},
+        "responses": {},
+    }
+    assert features("catalogue", row) == {
+        "suite:catalogue",
+        "catalogue:registration",
+        "op:notify",
+        "op:rawNotify",
+        "op:register",
+        "method:hooks/observe",
+        "method:hooks/capabilities",
+        "event:file.changed",
+        "registration:authentication",
+        "registration:literal-credential",
+        "registration:observe",
+        "registration:wildcard",
+        "registration:requirement",
+    }
+
+
+def test_compaction_supplied_chain_and_negative() -> None:
+    parts = [
+        {"id": "p", "kind": "text", "mediaType": "text/plain", "selection": "body", "text": "s"}
+    ]
+    row = {
+        "id": "cmp",
+        "request": _request("cmp:before", "context.compact.before"),
+        "before": [
+            {"id": "a", "mode": "intercept", "failurePolicy": "fail-open"},
+            {"id": "b", "mode": "intercept", "failurePolicy": "fail-open"},
+        ],
+        "after": [{"id": "c", "mode": "observe"}],
+        "afterObserveOnly": True,
+        "responseSequences": {
+            "before": [_response("cmp:before", {"type": "return", "value": parts})],
+            "after": [],
+        },
+        "expected": {"applied": True},
+    }
+    found = features("compaction", row)
+    assert {
+        "compaction:supplied",
+        "compaction:chain",
+        "compaction:observer",
+        "compaction:after-observe-only",
+        "event:context.compact.before",
+        "content:text",
+    } <= found
+    assert "compaction:negative" not in found
+    negative = {"id": "n", "negative": _request("n:before"), "expected": {"error": -32602}}
+    assert "compaction:negative" in features("compaction", negative)
+
+
+def test_elicitation_correlation_atomic_upload() -> None:
+    request = _request("e:request", "user.elicitation.request")
+    request["params"]["event"]["elicitation"] = {"server": "s", "mode": "form"}
+    result = _request("e:result", "user.elicitation.result")
+    result["params"]["event"]["parentEventId"] = "e:request"
+    result["params"]["event"]["elicitation"] = {"server": "s", "mode": "url", "action": "accept"}
+    wire = {
+        "id": "e",
+        "steps": [
+            {"op": "upload", "alias": "x", "bodyBase64": "", "credential": "upload"},
+            {"op": "send", "message": request},
+            {"op": "send", "message": result},
+        ],
+        "expected": {"steps": []},
+    }
+    found = features("elicitation", wire)
+    assert {"elicitation:correlation", "elicitation:form", "elicitation:url", "op:upload"} <= found
+    assert "elicitation:atomic" not in found
+    atomic = {"id": "a", "atomic": {"request": request}, "responses": {}, "expected": {}}
+    found = features("elicitation", atomic)
+    assert {"elicitation:atomic", "elicitation:form"} <= found
+    assert "elicitation:correlation" not in found
+
+
+def test_isolation_and_auth_rows() -> None:
+    iso = {"id": "iso-capture-after-event-cookie", "steps": [{"op": "upload"}], "requests": {}}
+    assert {"isolation:plain", "isolation:cookie", "op:upload"} <= features("isolation", iso)
+    assert features("auth", {"id": "strict/jwt-expired@capabilities", "expected": {}}) == {
+        "suite:auth",
+        "method:hooks/capabilities",
+        "auth-server:refusal",
+        "auth-server:jwt",
+    }
+    assert "auth-server:acceptance" in features("auth", {"id": "compat/positive-control@intercept"})
+    refused = {"id": "strict/token-type-not-bearer", "expected": {"reached": {}}}
+    assert "auth-client:refusal" in features("auth", refused)
+
+
+# ---------------------------------------------------------------------------------------
+# the requirement table
+
+
+def test_every_manifest_requirement_is_in_the_table_with_its_cases() -> None:
+    manifest = json.loads(MANIFEST.read_text())
+    carried: dict[str, list[str]] = {}
+    for case in manifest["cases"]:
+        for rid in case.get("requirements", []):
+            carried.setdefault(rid, []).append(case["id"])
+    table = {e["id"]: e for e in load_requirements()}
+    assert len(carried) == 20
+    assert set(carried) <= set(table)
+    for rid, cases in carried.items():
+        cited = table[rid]["source"].split(";")[0]
+        assert cited == f"fixtures/draft/manifest.json: {', '.join(cases)}", rid
+
+
+def test_table_entries_are_well_formed_and_reachable() -> None:
+    table = load_requirements()
+    assert [e["id"] for e in table] == sorted({e["id"] for e in table})
+    for entry in table:
+        assert set(entry) == {"id", "level", "title", "source", "features"}
+        assert entry["level"] in LEVELS
+        assert entry["features"] and entry["features"] == sorted(set(entry["features"]))
+        assert "AHP-DIGEST.md" in entry["source"]
+        # every feature a requirement names is one `features()` (or a combination) produces
+        assert set(entry["features"]) <= VOCABULARY, entry["id"]
+
+
+def test_features_of_every_scenario_file_stay_in_the_vocabulary() -> None:
+    files = {
+        "core": ["core.json", "upstream/scenarios.json"],
+        "lifecycle": [
+            "lifecycle.json",
+            "upstream/lifecycle-scenarios.json",
+            "upstream/observation-chain-scenarios.json",
+        ],
+        "catalogue": ["catalogue.json", "upstream/catalogue-scenarios.json"],
+        "compaction": ["compaction.json"],
+        "elicitation": ["elicitation.json"],
+    }
+    produced: set[str] = set()
+    for suite, names in files.items():
+        for name in names:
+            for row in json.loads((ROOT / "scenarios" / name).read_text())["scenarios"]:
+                found = features(suite, row)
+                assert found <= VOCABULARY
+                assert f"suite:{suite}" in found
+                produced |= found
+    # the table's row features are mostly reached by the checked-in rows
+    table_features = {f for e in load_requirements() for f in e["features"]}
+    unreached = table_features - produced
+    assert not any(f.startswith(("negative:", "chain:", "registration:")) for f in unreached)
+
+
+# ---------------------------------------------------------------------------------------
+# coverage of a hand-built document
+
+
+def _document(tmp_path: Path, *, failing: str | None) -> dict[str, Any]:
+    rows = [
+        {
+            "id": "deny",
+            "request": _request("deny"),
+            "response": _response("deny", {"type": "deny", "reason": "x"}),
+        },
+        {"id": "empty", "request": _request("empty"), "response": _response("empty")},
+    ]
+    (tmp_path / "set.json").write_text(json.dumps({"version": 1, "scenarios": rows}))
+    results: dict[str, Any] = {"digests": ["aaaaaaaaaaaa", "bbbbbbbbbbbb"], "rows": []}
+    failed = copy.deepcopy(results)
+    if failing is not None:
+        index = [r["id"] for r in rows].index(failing)
+        failed["digests"][index] = None
+        failed["rows"] = [{"id": failing, "status": "failed", "actual": None}]
+    return {
+        "reportVersion": 3,
+        "suites": ["core"],
+        "sets": [
+            {
+                "suite": "core",
+                "name": "mine",
+                "file": "set.json",
+                "rows": [{"id": r["id"], "expected": {}} for r in rows],
+            },
+            {"suite": "core", "name": "gone", "file": "missing.json", "rows": [{"id": "x"}]},
+        ],
+        "combinations": [
+            {
+                "suite": "core",
+                "client": "alpha",
+                "server": "beta",
+                "transport": "http",
+                "auth": "none",
+                "status": "failed" if failing else "passed",
+                "results": {"mine": failed},
+            },
+            {
+                "suite": "core",
+                "client": "beta",
+                "server": "alpha",
+                "transport": "stdio",
+                "auth": "none",
+                "status": "passed",
+                "results": {"mine": results},
+            },
+            {
+                "suite": "core",
+                "client": "gamma",
+                "server": "alpha",
+                "transport": "http",
+                "auth": "bearer",
+                "status": "not-run",
+                "reason": "interrupted",
+                "results": {},
+            },
+        ],
+    }
+
+
+def test_a_failing_row_fails_its_features_for_that_role_only(tmp_path: Path) -> None:
+    result = coverage(_document(tmp_path, failing="deny"), tmp_path)
+    alpha, beta = result["byAdapter"]["alpha"], result["byAdapter"]["beta"]
+    # alpha was the client of the failing row; beta its server
+    assert alpha["client"]["features"]["effect:deny"] == "failed"
+    assert beta["server"]["features"]["effect:deny"] == "failed"
+    assert alpha["client"]["requirements"]["AHP-DEC-002"] == "failed"
+    assert beta["server"]["requirements"]["AHP-DEC-002"] == "failed"
+    # the other roles saw the row pass (stdio combination)
+    assert alpha["server"]["features"]["effect:deny"] == "passed"
+    assert beta["client"]["features"]["effect:deny"] == "passed"
+    assert alpha["server"]["requirements"]["AHP-DEC-002"] == "passed"
+    # a passing row's features stay passed where no failing row exercised them
+    assert alpha["client"]["features"]["effect:none"] == "passed"
+    assert alpha["client"]["requirements"]["AHP-DEC-003"] == "passed"
+    # combination features: http failed for alpha's client role, stdio passed
+    assert alpha["client"]["features"]["transport:http"] == "failed"
+    assert alpha["client"]["features"]["transport:stdio"] == "untested"
+    assert alpha["server"]["features"]["transport:stdio"] == "passed"
+    # gamma's only combination never ran: everything untested, every requirement listed
+    gamma = result["byAdapter"]["gamma"]
+    ids = [r["id"] for r in result["requirements"]]
+    for role in ("client", "server"):
+        assert sorted(gamma[role]["requirements"]) == ids
+        assert set(gamma[role]["requirements"].values()) == {"untested"}
+        assert sorted(gamma[role]["features"]) == result["features"]
+    assert "auth:bearer" in result["features"]
+    assert result["notes"] == ["core/gone: missing.json is missing; its rows are skipped"]
+    # untested requirements (no row of this document touches them)
+    assert alpha["client"]["requirements"]["AHP-REG-001"] == "untested"
+
+
+def test_coverage_is_deterministic_and_renders(tmp_path: Path) -> None:
+    document = _document(tmp_path, failing="deny")
+    first = coverage(document, tmp_path)
+    second = coverage(copy.deepcopy(document), tmp_path)
+    assert json.dumps(first, sort_keys=False) == json.dumps(second, sort_keys=False)
+    assert json.dumps(first) == json.dumps(first, sort_keys=True)
+    lines = coverage_lines(first)
+    assert any(line.startswith("coverage alpha as client:") for line in lines)
+    must = [line for line in lines if line.strip().startswith("MUST failed:")]
+    assert must and "AHP-DEC-002" in must[0]
+    clean = coverage(_document(tmp_path, failing=None), tmp_path)
+    assert "failed" not in json.dumps(clean["byAdapter"])
+
+
+# ---------------------------------------------------------------------------------------
+# coverage of a real small report
+
+
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    output = tmp_path_factory.mktemp("coverage") / "report.json"
+    argv = ["matrix", "--suite", "core", "--auth", "none", "--transports", "http"]
+    code = main([*argv, "--output", str(output), "--jobs", "2", "--quiet"])
+    document: dict[str, Any] = json.loads(output.read_text())
+    assert code in (0, 1), code
+    return document
+
+
+def test_real_report_lists_every_requirement_for_every_adapter(real_report: dict[str, Any]) -> None:
+    result = coverage(real_report, ROOT)
+    ids = [e["id"] for e in load_requirements()]
+    assert [r["id"] for r in result["requirements"]] == ids
+    adapters = {c["client"] for c in real_report["combinations"]}
+    adapters |= {c["server"] for c in real_report["combinations"]}
+    assert adapters <= set(result["byAdapter"])
+    for adapter in adapters:
+        for role in ("client", "server"):
+            requirements = result["byAdapter"][adapter][role]["requirements"]
+            assert sorted(requirements) == ids
+            # the core suite over HTTP exercises the tool-interception rules
+            assert requirements["AHP-TB-001"] in ("passed", "failed")
+            assert requirements["AHP-STDIO-001"] == "untested"  # no stdio combination ran
+            assert requirements["AHP-REG-001"] == "untested"  # the core suite registers nothing
+    assert "notes" not in result
+    assert coverage(real_report, ROOT) == result
