@@ -139,7 +139,8 @@ def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
         pattern = entry["pattern"]
         if pattern != pattern.strip():
             raise refuse(f"{where}.pattern", "has leading or trailing whitespace")
-        if "**" not in pattern and pattern.count("/") != 5:
+        parts = pattern.split("/")
+        if "**" not in pattern and (len(parts) != 6 or "" in parts):
             raise refuse(
                 f"{where}.pattern",
                 f"{pattern!r} is not suite/set/client->server/transport/auth/id "
