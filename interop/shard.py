@@ -17,11 +17,12 @@ have written, byte for byte.
 A combination's key is `suite/client->server/transport/auth` (`grid_key`),
 the JUnit name of its test suite.
 
-Wiring into `interop.runner.run_matrix`, after the loop that collects the
-inapplicable outcomes and the `planned` jobs, before scheduling
-(`options.shard` is `shard.parse(args.shard)` or None)::
+Wiring (not done here). `interop/runner.py`: `MatrixOptions` gets
+`shard: tuple[int, int] | None = None`; in `run_matrix`, after
+`planned.sort(...)` and before `progress = Progress(...)` (at that point
+`outcomes` holds only the inapplicable outcomes)::
 
-    shard_record = None
+    shard_record: dict[str, Any] | None = None
     if options.shard is not None:
         index, count = options.shard
         jobs = [
@@ -34,10 +35,16 @@ inapplicable outcomes and the `planned` jobs, before scheduling
         shard_record = shard.shard_meta(index, count, grid)
         planned = [p for p in planned if shard.grid_key(p.run.name, p.job.combinations[0]) in mine]
         outcomes = [o for o in outcomes if shard.grid_key(o.suite, o.combination) in mine]
-    ...
-    document = build_document(...)
+
+and after `document = build_document(...)`::
+
     if shard_record is not None:
         document["shard"] = shard_record
+
+`interop/cli.py`: `matrix.add_argument("--shard", metavar="K/N", help=...)`
+and, where `MatrixOptions` is built, `shard=shard.parse(args.shard) if
+args.shard else None`, a ValueError becoming `UsageError(str(exc))` (parse
+in `_main`, not as argparse's `type=`, which would hide the message).
 """
 
 from __future__ import annotations
