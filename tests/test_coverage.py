@@ -133,6 +133,13 @@ def test_lifecycle_steps_and_chain() -> None:
         "effect:allow",
     } <= found
     assert "event:turn.start" not in found  # the chain proof is an answer, never read
+    # a receiver probe built in code has only its id in the report
+    assert features("lifecycle", {"id": "upload-chunked-400", "expected": {}}) == {
+        "suite:lifecycle",
+        "op:upload",
+    }
+    probe = {"id": "observe-self-parent-409", "expected": {}}
+    assert features("catalogue", probe) == {"suite:catalogue", "method:hooks/observe"}
     assert "chain:hold-observers" not in found
 
 

@@ -340,8 +340,22 @@ def _core(row: dict[str, Any]) -> set[str]:
     return found
 
 
+def _probe(row: dict[str, Any]) -> set[str]:
+    """A receiver probe built in code (lifecycle and catalogue `*-probes` sets): the report
+    carries only its id, whose first word names what it sends."""
+    if set(row) - {"id", "expected"}:
+        return set()
+    head = str(row.get("id", "")).split("-", 1)[0]
+    return {
+        "upload": {"op:upload"},
+        "changed": {"op:upload"},
+        "observe": {"method:hooks/observe"},
+        "capabilities": {"method:hooks/capabilities"},
+    }.get(head, set())
+
+
 def _lifecycle(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row) | _op_features(row)
+    found = _wire_features(row) | _op_features(row) | _probe(row)
     chain = row.get("chain")
     if isinstance(chain, dict):
         found |= _subscriptions_features(chain.get("subscriptions"), "chain")
@@ -378,7 +392,7 @@ def _registration_features(registration: Any) -> set[str]:
 
 
 def _catalogue(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row) | _op_features(row)
+    found = _wire_features(row) | _op_features(row) | _probe(row)
     if row.get("category") in CATALOGUE_CATEGORIES:
         found.add(f"catalogue:{row['category']}")
     for step in _steps(row):
