@@ -23,6 +23,7 @@ from interop.known import (
     row_path,
 )
 from interop.report.document import read_outcomes, rows_of
+from interop.report.html import build_html
 from interop.report.junit import build_junit
 from interop.report.terminal import failure_summary
 from interop.results import STATUSES, Outcome, Status
@@ -140,6 +141,7 @@ def test_known_failing_is_skipped_in_junit_and_listed_by_the_terminal(lie: dict[
     ]
     # the unmarked report still fails in JUnit
     assert 'failures="2"' in build_junit(lie).decode()
+    assert b"known-failing" in build_html(marked)  # the page renders the status
 
 
 def test_a_stale_entry_is_a_problem(lie: dict[str, Any]) -> None:
