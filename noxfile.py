@@ -17,6 +17,7 @@ nox.options.reuse_venv = "yes"
 nox.options.default_venv_backend = "venv"  # the standard library's; nothing to download
 nox.options.sessions = ["tests"]
 PYTHON = "3.11"
+WORKFLOWS = ROOT / ".github" / "workflows"
 SCENARIO_FILES = ("scenarios/core.json", "scenarios/upstream/scenarios.json")
 
 
@@ -47,6 +48,26 @@ def _adapter_dirs(posargs: list[str]) -> list[str]:
         elif value.startswith("--adapter-dir="):
             found.append(value)
     return found
+
+
+def _actionlint(session: nox.Session) -> str:
+    """actionlint, built from source once per go.sum (tools/actionlint pins it)."""
+    module = ROOT / "tools" / "actionlint"
+    digest = hashlib.sha256((module / "go.sum").read_bytes()).hexdigest()[:16]
+    binary = ROOT / ".nox" / "actionlint" / f"actionlint-{digest}"
+    if not binary.exists():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        with session.chdir(module):
+            session.run(
+                "go",
+                "build",
+                "-o",
+                str(binary),
+                "github.com/rhysd/actionlint/cmd/actionlint",
+                external=True,
+            )
+        session.chdir(ROOT)
+    return str(binary)
 
 
 def _check_scenarios(session: nox.Session) -> None:
@@ -127,6 +148,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
     _lint_adapters(session)
+    session.run(_actionlint(session), "-no-color", *sorted(map(str, WORKFLOWS.glob("*.yml"))))
 
 
 @nox.session(python=PYTHON)

@@ -10,12 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from interop import ROOT, __version__
+from interop import ROOT, __version__, shard
 from interop.contract.manifest import Adapter, ManifestError, discover
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
+from interop.known import KnownFailuresError
+from interop.known import load as load_known
+from interop.pack import pack, unpack
 from interop.replay import unit_tests
+from interop.report.commands import (
+    ReportCommandError,
+    combine_command,
+    diff_command,
+    html_command,
+    previous_command,
+)
 from interop.results import error_table
 from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix
 from interop.runtime import interrupts
@@ -113,6 +123,20 @@ def _parser() -> argparse.ArgumentParser:
         help="only rows whose id matches (fnmatch; repeatable): re-run one row",
     )
     matrix.add_argument(
+        "--known-failures",
+        type=Path,
+        default=ROOT / "known-failures.json",
+        metavar="FILE",
+        help="rows expected to fail, each with a reason and an issue (default: "
+        "known-failures.json; see reports/README.md)",
+    )
+    matrix.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N parts of the grid, split evenly by cost "
+        "(combine the N reports with `python -m interop report combine`)",
+    )
+    matrix.add_argument(
         "--tag",
         action="append",
         default=[],
@@ -197,8 +221,50 @@ def _parser() -> argparse.ArgumentParser:
     errors = commands.add_parser("errors", help="print the table of error classes (docs/errors.md)")
     adapter_options(errors)
 
+    report = commands.add_parser("report", help="combine, render or fetch reports")
+    actions = report.add_subparsers(dest="action", required=True)
+    combining = actions.add_parser("combine", help="merge shard reports into the whole run's")
+    combining.add_argument("reports", nargs="+", type=Path, metavar="SHARD.json")
+    combining.add_argument("--output", type=Path, required=True, metavar="FILE")
+    combining.add_argument(
+        "--known-failures",
+        type=Path,
+        default=ROOT / "known-failures.json",
+        metavar="FILE",
+        help="default: known-failures.json",
+    )
+    page = actions.add_parser("html", help="render one self-contained page")
+    page.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
+    page.add_argument("--output", "-o", type=Path, required=True, metavar="FILE")
+    page.add_argument("--baseline", type=Path, metavar="OLD.json", help="show what changed")
+    previous = actions.add_parser(
+        "previous", help="download the previous successful nightly's report (GitHub CLI)"
+    )
+    previous.add_argument("--repository", required=True, metavar="OWNER/NAME")
+    previous.add_argument("--workflow", default="nightly.yml")
+    previous.add_argument("--artifact", default="report")
+    previous.add_argument("--output", type=Path, required=True, metavar="DIR")
+    differ = commands.add_parser("diff", help="what changed between two reports; 1 on regression")
+    differ.add_argument("old", type=Path, metavar="OLD.json")
+    differ.add_argument("new", type=Path, metavar="NEW.json")
+    differ.add_argument("--json", action="store_true", help="print the diff as JSON")
+    differ.add_argument(
+        "--baseline-optional",
+        action="store_true",
+        help="a missing OLD.json is no error (the first nightly has no baseline)",
+    )
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
+    packing = build.add_mutually_exclusive_group()
+    packing.add_argument(
+        "--pack",
+        type=Path,
+        metavar="FILE",
+        help="instead of building, archive what the builds made (build once, run in many jobs)",
+    )
+    packing.add_argument(
+        "--unpack", type=Path, metavar="FILE", help="restore an archive --pack made, then build"
+    )
     tests = commands.add_parser(
         "unit-tests",
         help="run every adapter's own tests (`test`), then judge its `replay` of the core sets",
@@ -338,6 +404,50 @@ def _suite_runs(
     return runs
 
 
+def _report(args: argparse.Namespace) -> int:
+    if args.command == "diff":
+        return diff_command(
+            args.old, args.new, baseline_optional=args.baseline_optional, as_json=args.json
+        )
+    if args.action == "combine":
+        path = args.known_failures
+        return combine_command(
+            args.reports, args.output, load_known(path) if path.exists() else None
+        )
+    if args.action == "html":
+        return html_command(args.reports, args.output, args.baseline)
+    return previous_command(args.repository, args.workflow, args.artifact, args.output)
+
+
+def _whole_grid(
+    args: argparse.Namespace,
+    adapters: dict[str, Adapter],
+    pool: list[str],
+    runs: list[SuiteRun],
+    selection: Selection,
+) -> bool:
+    """Whether the run covers every suite, adapter, transport and auth mode, unselected."""
+    return (
+        [r.name for r in runs] == list(SUITES)
+        and not args.scenarios
+        and not selection.active
+        and pool == sorted(adapters)
+        and not args.clients
+        and not args.servers
+        and set(args.transports) == set(TRANSPORTS)
+        and set(args.auth) == set(AUTH_MODES)
+    )
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        return shard.parse(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _describe_selection(selection: Selection) -> str:
     parts = [f"--scenario {g}" for g in selection.scenarios]
     parts += [f"--tag {t}" for t in selection.tags]
@@ -346,12 +456,22 @@ def _describe_selection(selection: Selection) -> str:
 
 def _main(args: argparse.Namespace, raw: list[str]) -> int:
     try:
+        if args.command in ("report", "diff"):
+            return _report(args)
         extra = [] if args.command == "smoke" else [p.resolve() for p in args.adapter_dir]
         adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":
             return _fuzz(args, adapters, raw[1:])
         if args.command == "build":
-            return _run_each(adapters, _select(adapters, args.adapters, "adapters"), "build")
+            names = _select(adapters, args.adapters, "adapters")
+            if args.pack is not None:
+                count = pack([adapters[n] for n in names], args.pack.resolve())
+                print(f"packed {count} build outputs into {args.pack}", file=sys.stderr)
+                return 0
+            if args.unpack is not None:
+                count = unpack(args.unpack.resolve())
+                print(f"unpacked {count} entries from {args.unpack}", file=sys.stderr)
+            return _run_each(adapters, names, "build")
         if args.command == "unit-tests":
             return unit_tests(adapters, _select(adapters, args.adapters, "adapters"))
         if args.command == "smoke":
@@ -368,7 +488,15 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             for run in runs:
                 if run.files is not None:
                     run.files.close()
-    except (ManifestError, ScenarioError, UsageError, ValueError, FileExistsError) as exc:
+    except (
+        ManifestError,
+        ScenarioError,
+        UsageError,
+        KnownFailuresError,
+        ReportCommandError,
+        ValueError,
+        FileExistsError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -398,6 +526,9 @@ def _matrix(
         server_reuse=not args.no_server_reuse,
         full_report=args.full_report,
         selection=selection,
+        shard=_shard(args.shard),
+        known=load_known(args.known_failures) if args.known_failures.exists() else None,
+        whole_grid=_whole_grid(args, adapters, pool, runs, selection),
     )
     if not options.clients or not options.servers:
         raise ManifestError("no adapters found: nothing to run")

@@ -10,6 +10,7 @@ ran is `not-run`.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -19,8 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from interop import ROOT, shard
 from interop.contract.manifest import Adapter
+from interop.coverage import coverage, coverage_lines
 from interop.grid import Combination, expand
+from interop.known import KnownFailures
+from interop.known import apply as apply_known
 from interop.report import build_document, build_timings, write_reports
 from interop.report.terminal import failure_summary
 from interop.report.write import ReportPaths
@@ -89,6 +94,11 @@ class MatrixOptions:
     server_reuse: bool = True
     full_report: bool = False
     selection: Selection = field(default_factory=Selection)
+    shard: tuple[int, int] | None = None  # (K, N) of --shard K/N
+    known: KnownFailures | None = None  # known-failures.json (interop/known.py)
+    # every suite, adapter, transport and auth mode, no selection: a known-failures
+    # pattern that matches nothing is then an error
+    whole_grid: bool = False
 
 
 def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any]:
@@ -96,11 +106,38 @@ def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any
         "suites": [run.name for run in options.suites],
         "profile": options.profile,
         **({"selection": options.selection.as_json()} if options.selection.active else {}),
+        "revision": _revision(),
         "adapters": {
-            name: {"language": adapters[name].language, "blind": adapters[name].blind}
+            name: {
+                "language": adapters[name].language,
+                "blind": adapters[name].blind,
+                **({"version": adapters[name].version} if adapters[name].version else {}),
+            }
             for name in sorted(set(options.clients) | set(options.servers))
         },
     }
+
+
+def _revision() -> str:
+    """The project's git revision (`unknown` outside a checkout), with `+dirty`
+    when the working tree has changes: a report says what it was made from."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return "unknown"
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    dirty = "+dirty" if status.returncode == 0 and status.stdout.strip() else ""
+    return head.stdout.strip() + dirty
 
 
 class Progress:
@@ -202,6 +239,19 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         planned += [Planned(suite, run, job) for job in suite.plan(applicable, adapters)]
     # longest first across suites (a stable sort keeps each suite's own order on ties)
     planned.sort(key=lambda p: -p.job.cost)
+    shard_record: dict[str, Any] | None = None
+    if options.shard is not None:  # this shard's part of the grid (interop/shard.py)
+        index, count = options.shard
+        jobs = [
+            ([shard.grid_key(p.run.name, c) for c in p.job.combinations], p.job.cost)
+            for p in planned
+        ]
+        inapplicable = [shard.grid_key(o.suite, o.combination) for o in outcomes]
+        mine = shard.shard_plan(jobs, inapplicable, index, count)
+        grid = [key for keys, _ in jobs for key in keys] + inapplicable
+        shard_record = shard.shard_meta(index, count, grid)
+        planned = [p for p in planned if shard.grid_key(p.run.name, p.job.combinations[0]) in mine]
+        outcomes = [o for o in outcomes if shard.grid_key(o.suite, o.combination) in mine]
     progress = Progress(sum(len(p.job.combinations) for p in planned), options.quiet)
     started = time.monotonic()
     paths.prepare_logs()
@@ -226,18 +276,33 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             incomplete=interrupted,
             full=options.full_report,
         )
+        if shard_record is not None:
+            document["shard"] = shard_record
+        known_problems: list[str] = []
+        if options.known is not None:
+            complete = options.whole_grid and options.shard is None and not interrupted
+            document, known_problems = apply_known(document, options.known, complete=complete)
+        document["coverage"] = coverage(document, ROOT)
         timings = build_timings(outcomes, time.monotonic() - started)
         written = write_reports(paths, document, timings, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet)
+        if not options.quiet:
+            for line in coverage_lines(document["coverage"]):
+                print(line, file=sys.stderr)
+        origin = options.known.path.name if options.known is not None else ""
+        for problem in known_problems:
+            print(f"known failures ({origin}): {problem}", file=sys.stderr)
         late = interrupts.arrived() and not interrupted
     if late:
         print("a signal came after every result was in: the report is complete", file=sys.stderr)
     if interrupted:
         return 130
     counts = document["summary"]["combinations"]
-    if counts[Status.FAILED]:
+    if counts[Status.FAILED] or known_problems:
         return 1
-    if not any(counts[s] for s in (Status.PASSED, Status.UNSUPPORTED)):
+    if options.shard is None and not any(
+        counts[s] for s in (Status.PASSED, Status.UNSUPPORTED, Status.KNOWN_FAILING)
+    ):
         print("error: no applicable combination ran: nothing was tested", file=sys.stderr)
         return 1
     return 0

@@ -32,6 +32,7 @@ class Adapter:
     profiles: tuple[str, ...] = ("compat",)
     weight: float = 1.0
     manifest: Path | None = None
+    version: str | None = None  # [ext] shown in reports
 
     def command(self, key: str) -> tuple[str, ...] | None:
         return self.commands.get(key)
@@ -70,10 +71,11 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         profiles=tuple(extensions.get("profiles", ["compat"])),
         weight=float(extensions.get("weight", 1.0)),
         manifest=manifest.resolve(),
+        version=data.get("version"),
     )
 
 
-TOP_KEYS = ("language", *COMMAND_KEYS, "extensions")
+TOP_KEYS = ("language", "version", *COMMAND_KEYS, "extensions")
 EXTENSION_KEYS = ("blind", "receiptLog", "serverReuse", "profiles", "weight")
 
 

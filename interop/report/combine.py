@@ -13,7 +13,8 @@ newline), is byte for byte the unsharded run's report:
 - `summary` is recomputed from the merged combinations exactly as
   `build_document` counts it (see `summarise`);
 - `incomplete` is true when any shard's is; `logDir` is the first document's;
-  `shard` is dropped.
+  `shard` and each shard's own `coverage` are dropped (the caller computes the
+  whole run's coverage from the combined report, as a run does).
 
 Inputs that do not fit together raise `CombineError` naming the problem: a
 document that is no shard report, differing run facts or shard counts, an
@@ -36,7 +37,7 @@ from interop.results import STATUSES, Status
 
 # the keys build_document derives from the combinations (or write.py adds); all others are
 # the run's facts, the same in every shard
-_DERIVED = ("incomplete", "summary", "combinations", "logDir", "shard")
+_DERIVED = ("incomplete", "summary", "combinations", "logDir", "shard", "coverage")
 _AXES = ("suite", "client", "server", "transport", "auth")
 _SKIPPED = (str(Status.INAPPLICABLE), str(Status.NOT_RUN))
 

@@ -1,0 +1,113 @@
+"""The report commands end to end: `--shard K/N` runs combined by `report combine` equal the
+unsharded run byte for byte; `diff` of a report against itself exits 0 and against one with
+an injected regression exits 1 naming it; `report html` renders; known failures in a run."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from interop.cli import main
+from interop.report.combine import render
+from tests.conftest import matrix_argv
+
+
+def _grid(dirs: list[Path], small_set: Path, output: Path, *extra: str) -> int:
+    grid = ("--transports", "http", "stdio", "--timeout", "10", "--jobs", "2")
+    return main(matrix_argv(dirs, small_set, output, *grid, *extra))
+
+
+def test_two_shards_combined_equal_the_unsharded_report(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    dirs = [fake_adapter("a"), fake_adapter("b", client="lie")]  # b fails rows as client
+    whole = tmp_path / "whole" / "report.json"
+    assert _grid(dirs, small_set, whole) == 1
+    shards = []
+    for index in (1, 2):
+        output = tmp_path / f"shard{index}" / "report.json"  # same name: same logDir
+        _grid(dirs, small_set, output, "--shard", f"{index}/2")
+        document = json.loads(output.read_text())
+        assert document["shard"]["index"] == index and document["shard"]["count"] == 2
+        shards.append(output)
+    parts = [json.loads(p.read_text())["combinations"] for p in shards]
+    assert parts[0] and parts[1]  # both shards ran something
+    combined = tmp_path / "combined" / "report.json"
+    assert main(["report", "combine", *map(str, shards), "--output", str(combined)]) == 1
+    assert combined.read_text() == whole.read_text()
+    assert combined.with_suffix(".xml").exists() and combined.with_suffix(".html").exists()
+    # one shard alone is refused: the grid it declares is not covered
+    assert main(["report", "combine", str(shards[0]), "--output", str(tmp_path / "x.json")]) == 2
+
+
+def test_diff_exits_on_a_regression_and_names_it(
+    tmp_path: Path,
+    fake_adapter: Callable[..., Path],
+    small_set: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    dirs = [fake_adapter("a")]
+    report = tmp_path / "run" / "report.json"
+    assert _grid(dirs, small_set, report) == 0
+    capsys.readouterr()
+    assert main(["diff", str(report), str(report)]) == 0
+    assert "no differences" in capsys.readouterr().out
+    document = json.loads(report.read_text())
+    worse = copy.deepcopy(document)
+    combination = worse["combinations"][0]
+    block = next(iter(combination["results"].values()))
+    index = next(i for i, d in enumerate(block["digests"]) if d is not None)
+    row_id = next(s for s in worse["sets"] if s["suite"] == "core")["rows"][index]["id"]
+    block["digests"][index] = None
+    block["rows"].append(
+        {"id": row_id, "status": "failed", "actual": {"rejected": True}, "error": "injected"}
+    )
+    combination["status"] = "failed"
+    combination["counts"]["passed"] -= 1
+    combination["counts"]["failed"] += 1
+    path = tmp_path / "worse.json"
+    path.write_text(render(worse))
+    assert main(["diff", str(report), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert row_id in out
+    assert main(["diff", str(tmp_path / "missing.json"), str(report), "--baseline-optional"]) == 0
+    page = tmp_path / "site" / "index.html"
+    assert (
+        main(["report", "html", str(path), "--output", str(page), "--baseline", str(report)]) == 0
+    )
+    assert row_id in page.read_text(encoding="utf-8")
+
+
+def test_a_known_failure_does_not_fail_the_run_and_a_stale_one_does(
+    tmp_path: Path,
+    fake_adapter: Callable[..., Path],
+    small_set: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    dirs = [fake_adapter("a"), fake_adapter("b", client="lie")]
+    first = tmp_path / "first" / "report.json"
+    assert _grid(dirs, small_set, first) == 1
+    failing = [
+        f"core/{name}/{c['client']}->{c['server']}/{c['transport']}/{c['auth']}/{row['id']}"
+        for c in json.loads(first.read_text())["combinations"]
+        for name, block in c["results"].items()
+        for row in block["rows"]
+        if row["status"] == "failed"
+    ]
+    assert failing
+    known = tmp_path / "known.json"
+    entries = [{"pattern": p, "reason": "the fake lies", "issue": "https://x/1"} for p in failing]
+    known.write_text(json.dumps({"version": 1, "entries": entries}))
+    again = tmp_path / "again" / "report.json"
+    assert _grid(dirs, small_set, again, "--known-failures", str(known)) == 0
+    summary = json.loads(again.read_text())["summary"]
+    assert summary["rows"]["known-failing"] == len(failing) and summary["rows"]["failed"] == 0
+    stale = [*entries, {"pattern": "core/**/a->a/http/none/*", "reason": "r", "issue": "i"}]
+    known.write_text(json.dumps({"version": 1, "entries": stale}))
+    capsys.readouterr()
+    assert _grid(dirs, small_set, again, "--known-failures", str(known)) == 1
+    assert "stale: core/**/a->a/http/none/*" in capsys.readouterr().err
