@@ -105,6 +105,20 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """`python -m interop report combine|html|previous ...` (arguments after `--`)."""
+    _install(session)
+    session.run("python", "-m", "interop", "report", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def diff(session: nox.Session) -> None:
+    """`python -m interop diff OLD.json NEW.json`: exits 1 on a regression."""
+    _install(session)
+    session.run("python", "-m", "interop", "diff", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def matrix(session: nox.Session) -> None:
     """Build, then run the suites; arguments after `--` go to `python -m interop matrix`."""
     _install(session)

@@ -93,7 +93,9 @@ def html_command(reports: list[Path], output: Path, baseline: Path | None) -> in
 
     document = combined(reports)
     extra: dict[str, Any] = {}
-    if baseline is not None:
+    if baseline is not None and not baseline.exists():
+        print(f"no baseline report at {baseline}: the page shows no changes", file=sys.stderr)
+    elif baseline is not None:
         try:
             extra["baseline"] = diff(_load(baseline), document).as_json()
         except DiffError as exc:
