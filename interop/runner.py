@@ -141,20 +141,61 @@ def _revision() -> str:
 
 
 class Progress:
-    """One line per finished combination, as it finishes; a heartbeat while none does."""
+    """On a terminal, a progress bar (counts, failures, elapsed time and ETA) with a line
+    per combination that did not pass; otherwise one line per finished combination, as
+    it finishes, and a heartbeat while none does."""
 
-    def __init__(self, total: int, quiet: bool) -> None:
+    def __init__(self, total: int, quiet: bool, tty: bool | None = None) -> None:
         self.total = total
         self.done = 0
+        self.failed = 0
         self.quiet = quiet
         self._lock = threading.Lock()
         self._last = time.monotonic()
         self._started = self._last
         self.finished: list[Outcome] = []  # every outcome reported so far, in order
         self.closed = False
+        self._bar: Any = None
+        if not quiet and (sys.stderr.isatty() if tty is None else tty):
+            self._start_bar()
+
+    def _start_bar(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import (
+            Progress as Bar,
+        )
+
+        self._bar = Bar(
+            TextColumn("combinations"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._bar.add_task("matrix", total=self.total, failed=0)
+        self._bar.start()
+
+    def stop(self) -> None:
+        """Take the bar off the terminal (idempotent)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.stop()
+                self._bar = None
 
     def close(self) -> list[Outcome]:
         """Stop accepting outcomes; those reported until now."""
+        self.stop()
         with self._lock:
             self.closed = True
             return list(self.finished)
@@ -174,11 +215,20 @@ class Progress:
                 f"[{self.done:>3}/{self.total}] {outcome.suite} {outcome.combination.label()}: "
                 f"{outcome.status} {detail} ({outcome.seconds:.1f}s)"
             )
-            print(line, file=sys.stderr, flush=True)
+            if outcome.status == Status.FAILED:
+                self.failed += 1
+            if self._bar is None:
+                print(line, file=sys.stderr, flush=True)
+                return
+            if outcome.status != Status.PASSED:
+                self._bar.console.print(line, markup=False, highlight=False)
+            self._bar.update(self._task, completed=self.done, failed=self.failed)
 
     def heartbeat(self) -> None:
         with self._lock:
             now = time.monotonic()
+            if self._bar is not None:
+                return  # the bar shows the elapsed time itself
             if self.quiet or now - self._last < HEARTBEAT or self.done >= self.total:
                 return
             self._last = now
@@ -263,7 +313,10 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             timeouts=options.timeouts,
             server_reuse=options.server_reuse,
         ) as ctx:
-            interrupted = _run_jobs(planned, ctx, adapters, progress, outcomes, paths, options)
+            try:
+                interrupted = _run_jobs(planned, ctx, adapters, progress, outcomes, paths, options)
+            finally:
+                progress.stop()
             interrupts.hold()  # from here on a signal waits until the report is written
         meta = _meta(options, adapters)
         runs = {run.name: run for run in options.suites}

@@ -111,3 +111,22 @@ def test_a_known_failure_does_not_fail_the_run_and_a_stale_one_does(
     capsys.readouterr()
     assert _grid(dirs, small_set, again, "--known-failures", str(known)) == 1
     assert "stale: core/**/a->a/http/none/*" in capsys.readouterr().err
+
+
+def test_the_progress_bar_on_a_terminal_and_lines_elsewhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from interop.grid import Combination
+    from interop.results import Outcome
+    from interop.runner import Progress
+
+    failed = Outcome("core", Combination("a", "b", "http", "none"))  # no rows: failed
+    plain = Progress(2, quiet=False, tty=False)
+    plain.report(failed)
+    assert "[  1/2] core a -> b [http/none]: failed" in capsys.readouterr().err
+    bar = Progress(2, quiet=False, tty=True)
+    bar.report(failed)  # printed above the bar: a combination that did not pass
+    bar.stop()
+    bar.stop()
+    assert "core a -> b [http/none]: failed" in capsys.readouterr().err
+    assert bar.close() == [failed]
