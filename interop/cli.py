@@ -131,6 +131,14 @@ def _parser() -> argparse.ArgumentParser:
         "known-failures.json; see reports/README.md)",
     )
     matrix.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="run each combination N times; rows whose verdict changed are reported flaky "
+        "(never retried into a pass)",
+    )
+    matrix.add_argument(
         "--shard",
         metavar="K/N",
         help="run only the K-th of N parts of the grid, split evenly by cost "
@@ -527,6 +535,7 @@ def _matrix(
         full_report=args.full_report,
         selection=selection,
         shard=_shard(args.shard),
+        repeat=args.repeat,
         known=load_known(args.known_failures) if args.known_failures.exists() else None,
         whole_grid=_whole_grid(args, adapters, pool, runs, selection),
     )

@@ -29,7 +29,7 @@ from interop.known import apply as apply_known
 from interop.report import build_document, build_timings, write_reports
 from interop.report.terminal import failure_summary
 from interop.report.write import ReportPaths
-from interop.results import CombinationError, Outcome, Status
+from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
 from interop.select import (
@@ -95,6 +95,7 @@ class MatrixOptions:
     full_report: bool = False
     selection: Selection = field(default_factory=Selection)
     shard: tuple[int, int] | None = None  # (K, N) of --shard K/N
+    repeat: int = 1  # --repeat N: each combination N times, rows that changed are flaky
     known: KnownFailures | None = None  # known-failures.json (interop/known.py)
     # every suite, adapter, transport and auth mode, no selection: a known-failures
     # pattern that matches nothing is then an error
@@ -239,6 +240,47 @@ class Progress:
             )
 
 
+def merge_repeats(repeats: list[list[Outcome]]) -> list[Outcome]:
+    """One outcome per combination from N repetitions (`--repeat N`). A row whose status
+    was not the same every time is flaky: it keeps its first non-passing verdict (a flaky
+    row never passes) and lists every repetition's status in `diagnostics.repeats`.
+    Combination errors of every repetition are kept (once each)."""
+    if len(repeats) == 1:
+        return repeats[0]
+    by_key: dict[tuple[str, Combination], list[Outcome]] = {}
+    for ran in repeats:
+        for outcome in ran:
+            by_key.setdefault((outcome.suite, outcome.combination), []).append(outcome)
+    merged: list[Outcome] = []
+    for tries in by_key.values():
+        first = tries[0]
+        outcome = Outcome(first.suite, first.combination, not_run=first.not_run)
+        outcome.skipped_rows = first.skipped_rows
+        outcome.seconds = sum(t.seconds for t in tries)
+        for attempt in tries:
+            for error in attempt.errors:
+                if error not in outcome.errors:
+                    outcome.errors.append(error)
+        verdicts: dict[tuple[str, str], list[RowVerdict]] = {}
+        for attempt in tries:
+            for row in attempt.rows:
+                verdicts.setdefault((row.set, row.id), []).append(row)
+        for rows in verdicts.values():
+            statuses = [str(r.status) for r in rows] + ["missing"] * (len(tries) - len(rows))
+            if len(set(statuses)) == 1:
+                outcome.rows.append(rows[0])
+                continue
+            chosen = next((r for r in rows if r.status != Status.PASSED), rows[0])
+            if chosen.status == Status.PASSED:  # passed whenever it ran, missing otherwise
+                chosen.status = Status.FAILED
+                chosen.error = "flaky: no verdict in some repetitions"
+            chosen.diagnostics["repeats"] = statuses
+            chosen.error = f"flaky ({', '.join(statuses)}): {chosen.error or chosen.status}"
+            outcome.rows.append(chosen)
+        merged.append(outcome)
+    return merged
+
+
 def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
     return [
         Outcome(suite, c, errors=[CombinationError("harness", "HarnessError", message)])
@@ -302,7 +344,9 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         shard_record = shard.shard_meta(index, count, grid)
         planned = [p for p in planned if shard.grid_key(p.run.name, p.job.combinations[0]) in mine]
         outcomes = [o for o in outcomes if shard.grid_key(o.suite, o.combination) in mine]
-    progress = Progress(sum(len(p.job.combinations) for p in planned), options.quiet)
+    progress = Progress(
+        options.repeat * sum(len(p.job.combinations) for p in planned), options.quiet
+    )
     started = time.monotonic()
     paths.prepare_logs()
     with interrupts.handled():
@@ -314,7 +358,15 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             server_reuse=options.server_reuse,
         ) as ctx:
             try:
-                interrupted = _run_jobs(planned, ctx, adapters, progress, outcomes, paths, options)
+                repeats: list[list[Outcome]] = []
+                interrupted = False
+                for _ in range(options.repeat):
+                    ran: list[Outcome] = []
+                    interrupted = _run_jobs(planned, ctx, adapters, progress, ran, paths, options)
+                    repeats.append(ran)
+                    if interrupted:
+                        break
+                outcomes += merge_repeats(repeats)
             finally:
                 progress.stop()
             interrupts.hold()  # from here on a signal waits until the report is written

@@ -130,3 +130,24 @@ def test_the_progress_bar_on_a_terminal_and_lines_elsewhere(
     bar.stop()
     assert "core a -> b [http/none]: failed" in capsys.readouterr().err
     assert bar.close() == [failed]
+
+
+def test_repeat_reports_a_row_whose_verdict_changed_as_flaky_never_as_passed(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    dirs = [fake_adapter("f", client="flaky")]
+    output = tmp_path / "run" / "report.json"
+    argv = ("--transports", "http", "--repeat", "2", "--no-server-reuse")
+    assert main(matrix_argv(dirs, small_set, output, *argv)) == 1
+    report = json.loads(output.read_text())
+    (combination,) = report["combinations"]
+    flaky = [row for block in combination["results"].values() for row in block["rows"]]
+    assert len(flaky) == 1, flaky
+    assert flaky[0]["status"] == "failed"
+    assert flaky[0]["diagnostics"]["repeats"] == ["passed", "failed"]
+    assert flaky[0]["error"].startswith("flaky (passed, failed)")
+    assert combination["counts"]["passed"] == 7
+    # honest twice: nothing flaky, every row passes
+    again = tmp_path / "again" / "report.json"
+    honest = [fake_adapter("h")]
+    assert main(matrix_argv(honest, small_set, again, "--transports", "http", "--repeat", "2")) == 0
