@@ -76,7 +76,7 @@ def write_reports(
     files = {
         paths.json: text.encode("utf-8"),
         paths.xml: redactor.bytes(build_junit(redacted)),
-        paths.html: redactor.bytes(build_html(redacted)),
+        paths.html: redactor.bytes(build_html(redacted, run=timings, logs_dir=paths.logs)),
         paths.timings: dumps_canonical(timings).encode("utf-8"),
     }
     for path, data in files.items():
