@@ -79,7 +79,8 @@ def test_diff_exits_on_a_regression_and_names_it(
     assert (
         main(["report", "html", str(path), "--output", str(page), "--baseline", str(report)]) == 0
     )
-    assert row_id in page.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    assert "Since the baseline: regressions" in text and row_id in text
 
 
 def test_a_known_failure_does_not_fail_the_run_and_a_stale_one_does(

@@ -100,10 +100,7 @@ def html_command(reports: list[Path], output: Path, baseline: Path | None) -> in
             extra["baseline"] = diff(_load(baseline), document).as_json()
         except DiffError as exc:
             raise ReportCommandError(f"--baseline {baseline}: {exc}") from None
-    try:
-        page = build_html(document, **extra)
-    except TypeError:  # a page builder without baseline support
-        page = build_html(document)
+    page = build_html(document, **extra)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(page)
     print(f"wrote {output}", file=sys.stderr)

@@ -858,16 +858,59 @@ def _data(
     }
 
 
+BASELINE_SHOWN = 50  # entries listed per section of the baseline diff
+
+
+def _baseline(changes: dict[str, Any]) -> str:
+    """What changed since the baseline report: regressions first, then each section."""
+    from interop.report.diff import SECTIONS
+
+    verdict = "regressions" if changes.get("regression") else "no regression"
+    parts = [f"<section id='baseline'><h2>Since the baseline: {escape(verdict)}</h2>"]
+    for note in changes.get("notes", []):
+        parts.append(f"<p class='note'>{escape(str(note))}</p>")
+    regressions = changes.get("regressions", [])
+    if regressions:
+        parts.append("<h3>Regressions</h3><ul>")
+        parts += [f"<li><code>{escape(str(r))}</code></li>" for r in regressions[:BASELINE_SHOWN]]
+        if len(regressions) > BASELINE_SHOWN:
+            parts.append(f"<li>... and {len(regressions) - BASELINE_SHOWN} more</li>")
+        parts.append("</ul>")
+    empty = True
+    for key, title in SECTIONS:
+        entries = changes.get(key, [])
+        if not entries:
+            continue
+        empty = False
+        parts.append(f"<details><summary>{escape(title)} ({len(entries)})</summary><ul>")
+        for entry in entries[:BASELINE_SHOWN]:
+            old, new = entry.get("old") or "(absent)", entry.get("new") or "(absent)"
+            detail = f": {entry['detail']}" if entry.get("detail") else ""
+            parts.append(
+                f"<li><code>{escape(str(entry.get('path')))}</code> "
+                f"{escape(str(old))} &rarr; {escape(str(new))}{escape(detail)}</li>"
+            )
+        if len(entries) > BASELINE_SHOWN:
+            parts.append(f"<li>... and {len(entries) - BASELINE_SHOWN} more</li>")
+        parts.append("</ul></details>")
+    if empty and not regressions:
+        parts.append("<p>No differences.</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def build_html(
     document: dict[str, Any],
     *,
     run: dict[str, Any] | None = None,
     logs_dir: Path | None = None,
     root: Path | None = None,
+    baseline: dict[str, Any] | None = None,
 ) -> bytes:
     """The page for one report. `run`: the timings (a run date, the duration; optional);
     `logs_dir`: the NAME-logs folder whose tails to embed; `root`: where `sets[].file`
-    are found (default: this repository)."""
+    are found (default: this repository); `baseline`: a `ReportDiff.as_json()` against
+    an earlier report, shown as a section of changes (interop/report/diff.py)."""
     statuses = _statuses(document)
     data = _data(document, statuses, root or ROOT, logs_dir)
     combos = document.get("combinations", [])
@@ -891,6 +934,8 @@ def build_html(
             "<details class='warn'><summary>harness.log (a harness traceback)</summary>"
             f"<pre>{escape(data['harnessLog'])}</pre></details>"
         )
+    if baseline is not None:
+        parts.append(_baseline(baseline))
     for suite in data["suites"]:
         mine = [(i, c) for i, c in enumerate(combos) if c["suite"] == suite]
         if mine:
