@@ -162,7 +162,8 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
     _lint_adapters(session)
-    session.run(_actionlint(session), "-no-color", *sorted(map(str, WORKFLOWS.glob("*.yml"))))
+    workflows = sorted(map(str, WORKFLOWS.glob("*.yml")))
+    session.run(_actionlint(session), "-no-color", *workflows, external=True)
 
 
 @nox.session(python=PYTHON)
