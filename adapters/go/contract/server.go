@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -63,7 +64,7 @@ func RunServer(s *ServerSettings, b *Backend) (int, error) {
 		if tlsConfig != nil {
 			scheme = "https"
 			ahp.TLSConfig = tlsConfig
-			listener = tls.NewListener(listener, tlsConfig)
+			listener = quietTLSListener{tls.NewListener(listener, tlsConfig)}
 		}
 		go ahp.Serve(listener)
 		endpoint = fmt.Sprintf("%s://127.0.0.1:%d/intercept", scheme, Port(listener))
@@ -162,4 +163,20 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		}
 		return line, err
 	}
+}
+
+// quietTLSListener hides the *tls.Conn type from net/http, which would
+// otherwise answer plain HTTP sent to the TLS port with "400 Bad Request":
+// a TLS listener cannot answer in HTTP, so the connection is just closed
+// (docs/AUTH.md). The handshake runs on the first read, alerts included.
+type quietTLSListener struct{ net.Listener }
+
+type tlsConn struct{ net.Conn }
+
+func (l quietTLSListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return tlsConn{c}, nil
 }
