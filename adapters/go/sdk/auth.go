@@ -177,8 +177,13 @@ func (p *ServerPolicy) checkClaims(claims map[string]any) string {
 	if exp <= now {
 		return "expired"
 	}
+	// iat is required (docs/CONTRACT.md: a missing or non-numeric exp or iat is refused);
+	// nbf is checked when present
 	for _, name := range []string{"iat", "nbf"} {
 		v, present := claims[name]
+		if !present && name == "iat" {
+			return "missing iat"
+		}
 		if !present {
 			continue
 		}

@@ -297,6 +297,9 @@ CASES: tuple[Case, ...] = (
         token_case(lambda m: signed(m, _claims(m, nbf=CLOCK + 600))),
     ),
     Case(
+        "jwt-iat-missing", True, JWT_MODES, token_case(lambda m: signed(m, _claims(m, iat=_DROP)))
+    ),
+    Case(
         "jwt-issued-in-the-future",
         True,
         JWT_MODES,
