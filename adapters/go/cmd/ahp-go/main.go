@@ -1,6 +1,6 @@
 // Command ahp-go is the Go adapter of the AHP interop matrix:
 //
-//	ahp-go client|server|replay --config PATH
+//	ahp-go client|server|replay|lifecycle-client|lifecycle-server --config PATH
 //
 // Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
 // line names the file and the field), 1 any other failure.
@@ -16,16 +16,20 @@ import (
 
 	"ahp-interop/adapters/go/contract"
 	"ahp-interop/adapters/go/suites/core"
+	"ahp-interop/adapters/go/suites/lifecycle"
 )
 
 var roles = map[string]func(string) (int, error){
 	"client": core.Client,
 	"server": core.Server,
 	"replay": core.Replay,
+	// every suite past core; the config's suite says which
+	"lifecycle-client": lifecycle.ClientRole,
+	"lifecycle-server": lifecycle.ServerRole,
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ahp-go client|server|replay --config PATH")
+	fmt.Fprintln(os.Stderr, "usage: ahp-go client|server|replay|lifecycle-client|lifecycle-server --config PATH")
 }
 
 func main() {
@@ -40,7 +44,7 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if role != "server" {
+	if role != "server" && role != "lifecycle-server" {
 		// a client's spawned stdio server dies with it, on every exit path
 		signals := make(chan os.Signal, 1)
 		signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -1,0 +1,349 @@
+package lifecycle
+
+import (
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/sdk"
+)
+
+// rowFailure: the row could not run to its end (reported failed).
+type rowFailure struct{ msg string }
+
+func (e *rowFailure) Error() string { return e.msg }
+
+// rowUnsupported: the row needs what this client does not implement.
+type rowUnsupported struct{ msg string }
+
+func (e *rowUnsupported) Error() string { return e.msg }
+
+func failf(format string, args ...any) error { return &rowFailure{fmt.Sprintf(format, args...)} }
+
+// Ops are the step ops this client runs.
+var Ops = map[string]bool{"send": true, "wait": true, "release": true, "receive": true, "accept": true,
+	"cancel": true, "failOpen": true, "observe": true, "upload": true, "emit": true}
+
+// malformed stands for a reply that was not strict JSON (rejected when evaluated).
+var malformed = &struct{ name string }{"malformed"}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// strays is the stdio reader's hook for frames no request waits for: an
+// emit step announces the id it expects; every other stray frame is dropped.
+type strays struct {
+	mu       sync.Mutex
+	expected map[string]chan struct{}
+}
+
+func (s *strays) expect(id any) chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.expected[sdk.EncodeString(id)] = ch
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *strays) frame(frame any) {
+	key := sdk.EncodeString(sdk.Path(frame, "id"))
+	s.mu.Lock()
+	ch, ok := s.expected[key]
+	delete(s.expected, key)
+	s.mu.Unlock()
+	if ok {
+		close(ch)
+	} else {
+		logf("client", "dropped an unsolicited frame (id %s)", key)
+	}
+}
+
+// Client is one lifecycle client run: every row against one server.
+type Client struct {
+	settings  *contract.SuiteClientSettings
+	schemas   *sdk.Schemas
+	channel   contract.Channel
+	control   *contract.ControlClient
+	uploadURL string
+	problem   string // why nothing can run (every row fails with it)
+	stdio     bool
+	strays    *strays
+	target    contract.HTTPTarget // the run's HTTP credentials (backends reuse them)
+	backends  map[string]contract.Channel
+
+	aliases        map[string]string // upload alias -> receiver ref
+	sources        map[string]contract.ContentSource
+	contentUploads []any
+	sends          map[string]int // intercepts sent per request id
+	observed       map[string]int // observations sent per event id
+}
+
+func (c *Client) timeout() time.Duration { return c.settings.Timeout() }
+
+func (c *Client) post(path string, body map[string]any) error {
+	if c.control == nil {
+		return failf("no control listener")
+	}
+	if err := c.control.Post(path, body); err != nil {
+		return failf("%v", err)
+	}
+	return nil
+}
+
+func (c *Client) mark(scenario, kind, id string) error {
+	return c.post("/mark", map[string]any{"scenario": scenario, "kind": kind, "id": id})
+}
+
+// upload sends data declaring size and sha over route: the status, and the
+// receiver's receipt on a 201 (checked against the bytes sent).
+func (c *Client) upload(route contract.UploadRoute, data []byte, size int64, sha string) (int, map[string]any, error) {
+	endpoint := route.Endpoint
+	if endpoint == "" {
+		endpoint = c.uploadURL
+	}
+	if endpoint == "" {
+		return 0, nil, failf("no upload endpoint (config upload.endpoint or readiness)")
+	}
+	token := ""
+	if route.TokenEnv != "" {
+		if token = os.Getenv(route.TokenEnv); token == "" {
+			logf("client", "$%s is not set: uploading without a credential", route.TokenEnv)
+		}
+	}
+	var cfg = (*contract.TLSFiles)(nil)
+	if route.CAFile != "" && strings.HasPrefix(endpoint, "https:") {
+		cfg = &contract.TLSFiles{CAFile: route.CAFile}
+	}
+	tlsConfig, err := uploadTLS(cfg)
+	if err != nil {
+		return 0, nil, failf("upload: tls.caFile: %v", err)
+	}
+	answer, err := contract.SendUpload(endpoint, data, size, sha, token, route.Timeout, tlsConfig)
+	if err != nil {
+		return 0, nil, failf("upload: %v", err)
+	}
+	if answer.Status != 201 {
+		return answer.Status, nil, nil
+	}
+	receipt := answer.Receipt()
+	if receipt == nil || c.schemas.Check(UploadReceipt, receipt) != "" {
+		return 0, nil, failf("upload: a 201 without a valid {ref, size, sha256} receipt")
+	}
+	if n, _ := sdk.Integer(receipt["size"]); n != int64(len(data)) || receipt["sha256"] != contract.SHA256Hex(data) {
+		return 0, nil, failf("upload: the receipt's size or sha256 is not the bytes sent")
+	}
+	return answer.Status, receipt, nil
+}
+
+// prepare is msg with its event's body refs rebound from upload aliases to
+// the receiver's refs; a content source no step uploaded is uploaded first.
+func (c *Client) prepare(msg map[string]any) (map[string]any, error) {
+	out := sdk.Clone(msg).(map[string]any)
+	event, ok := sdk.Path(out, "params", "event").(map[string]any)
+	if !ok {
+		return out, nil
+	}
+	items, has := event["items"]
+	if !has {
+		return out, nil
+	}
+	for _, ref := range sdk.BodyRefs(items) {
+		source, isSource := c.sources[ref]
+		if _, aliased := c.aliases[ref]; aliased || !isSource {
+			continue
+		}
+		status, receipt, err := c.upload(c.settings.Upload, source.Data, source.Size, source.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		if receipt == nil {
+			return nil, failf("content source %s: upload answered %d", sdk.EncodeString(ref), status)
+		}
+		c.aliases[ref] = receipt["ref"].(string)
+		c.contentUploads = append(c.contentUploads, map[string]any{
+			"sourceRef": ref, "descriptor": receipt, "method": msg["method"], "eventId": event["id"]})
+	}
+	event["items"] = sdk.RebindRefs(items, c.aliases)
+	return out, nil
+}
+
+func (c *Client) checked(msg map[string]any, schema string) (map[string]any, error) {
+	if problem := c.schemas.Check(schema, msg); problem != "" {
+		return nil, failf("the message to send is invalid: %s", problem)
+	}
+	return msg, nil
+}
+
+// channelFor is the channel of a chain subscription's backend: the run's
+// server for every name but unreachable (nil), which the config defines.
+func (c *Client) channelFor(backend any) contract.Channel {
+	if backend != contract.Unreachable {
+		return nil
+	}
+	if ch, ok := c.backends[contract.Unreachable]; ok {
+		return ch
+	}
+	settings, ok := c.settings.Backends[contract.Unreachable]
+	var ch contract.Channel
+	switch {
+	case !ok:
+		ch = contract.BrokenChannel{Reason: "the config names no backend unreachable (backends.unreachable)"}
+	case c.stdio:
+		if len(settings.Command) == 0 {
+			ch = contract.BrokenChannel{Reason: "the backend has no command (a stdio run needs one)"}
+		} else if sc, err := contract.StartStdioChannel(settings.Command, c.settings.ServerCwd); err != nil {
+			ch = contract.BrokenChannel{Reason: fmt.Sprintf("backend: %v", err)}
+		} else {
+			ch = sc
+		}
+	case settings.Endpoint == "":
+		ch = contract.BrokenChannel{Reason: "the backend has no endpoint (an HTTP run needs one)"}
+	default:
+		t, err := contract.ClientHTTPTarget(c.settings.ClientSettings, settings.Endpoint)
+		if err != nil || t.Broken != "" {
+			ch = contract.BrokenChannel{Reason: fmt.Sprintf("backend: %v%s", err, t.Broken)}
+		} else {
+			ch = contract.NewHTTPChannel(settings.Endpoint, c.target.Token, t.TLS)
+		}
+	}
+	c.backends[contract.Unreachable] = ch
+	return ch
+}
+
+func (c *Client) send(msg map[string]any, bypass bool, timeout time.Duration, ch contract.Channel) *contract.Call {
+	if ch != nil {
+		return ch.Call(msg, timeout)
+	}
+	c.sends[fmt.Sprint(msg["id"])]++
+	if bypass {
+		return c.channel.Replay(msg, timeout)
+	}
+	return c.channel.Call(msg, timeout)
+}
+
+// notify sends hooks/observe and never waits for its answer; then POST
+// /wait-observed (both transports), so the receipt precedes later marks and
+// calls. Through another backend a failed send is only noted.
+func (c *Client) notify(msg map[string]any, ch contract.Channel) error {
+	if ch != nil {
+		if err := ch.Notify(msg); err != nil {
+			logf("client", "observation to another backend not delivered: %v", err)
+		}
+		return nil
+	}
+	if err := c.channel.Notify(msg); err != nil {
+		return failf("observation: %v", err)
+	}
+	eventID, _ := sdk.Path(msg, "params", "event", "id").(string)
+	c.observed[eventID]++
+	return c.post("/wait-observed", map[string]any{"eventId": eventID, "count": c.observed[eventID]})
+}
+
+// evaluate applies reply under the core rules, without the core host's task rule.
+func (c *Client) evaluate(request map[string]any, reply any) sdk.Outcome {
+	if reply == any(malformed) {
+		return sdk.Outcome{Actual: map[string]any{"rejected": true}, Reason: "the reply is not strict JSON"}
+	}
+	return sdk.Apply(c.schemas, request, reply, sdk.Options{NoHostRule: true})
+}
+
+// result waits for call's reply: a malformed reply is malformed, a transport
+// failure an error.
+func result(call *contract.Call, timeout time.Duration, what string) (any, error) {
+	v, err := call.Result(timeout)
+	var bad *contract.MalformedResponse
+	if errors.As(err, &bad) {
+		logf("client", "%s: %v", what, err)
+		return malformed, nil
+	}
+	return v, err
+}
+
+func unsupportedRow(id, why string) any {
+	return map[string]any{"id": id, "status": "unsupported", "error": why}
+}
+
+func (c *Client) row(row contract.Scenario) any {
+	if ts, ok := row.Raw["transports"].([]any); ok {
+		applicable := false
+		for _, t := range ts {
+			applicable = applicable || t == c.settings.Transport
+		}
+		if !applicable {
+			return unsupportedRow(row.ID, "the scenario runs only over "+strings.Join(sdk.Strings(ts), ", "))
+		}
+	}
+	if c.problem != "" {
+		return map[string]any{"id": row.ID, "status": "failed", "error": c.problem}
+	}
+	var actual map[string]any
+	err := unsupportedIn(row)
+	if err == nil {
+		if _, isChain := row.Raw["chain"]; isChain {
+			actual, err = c.runChain(row)
+		} else {
+			actual, err = newStepRun(c, row).run()
+		}
+	}
+	var unsupported *rowUnsupported
+	switch {
+	case errors.As(err, &unsupported):
+		return unsupportedRow(row.ID, err.Error())
+	case err != nil:
+		logf("client", "%s: %v", row.ID, err)
+		return map[string]any{"id": row.ID, "status": "failed", "error": err.Error()}
+	}
+	return map[string]any{"id": row.ID, "status": "completed", "actual": actual}
+}
+
+// unsupportedIn says what of the row this client cannot run (checked before
+// anything is sent).
+func unsupportedIn(row contract.Scenario) error {
+	requests, ok := row.Raw["requests"].(map[string]any)
+	steps, stepsOK := row.Raw["steps"].([]any)
+	if _, has := row.Raw["steps"]; !has {
+		stepsOK = true
+	}
+	if !ok || !stepsOK {
+		return &rowUnsupported{"the scenario has no requests object or steps array"}
+	}
+	for _, step := range steps {
+		op, _ := sdk.Path(step, "op").(string)
+		if !Ops[op] {
+			return &rowUnsupported{fmt.Sprintf("step op %s is not implemented by ahp-go", sdk.EncodeString(sdk.Path(step, "op")))}
+		}
+	}
+	for _, key := range sortedKeys(requests) {
+		eventType, _ := sdk.Path(requests[key], "params", "event", "type").(string)
+		if sdk.BoundaryFor(eventType) == nil {
+			return &rowUnsupported{fmt.Sprintf("event type %q is not implemented by ahp-go", eventType)}
+		}
+	}
+	if _, isChain := row.Raw["chain"]; isChain && !hasKey(requests, "a") {
+		return &rowUnsupported{"a chain needs requests.a"}
+	}
+	return nil
+}
+
+func uploadTLS(files *contract.TLSFiles) (*tls.Config, error) {
+	if files == nil {
+		return nil, nil
+	}
+	return contract.ClientTLS(*files)
+}
+
+// decodeBase64 decodes a step's bodyBase64.
+func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }

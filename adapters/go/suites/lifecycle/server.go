@@ -1,0 +1,222 @@
+// Package lifecycle is the lifecycle suite (docs/LIFECYCLE.md): the
+// server's held intercepts, response sequences, scripted faults and
+// observations, and the blind client's steps and chains.
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+
+	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/sdk"
+)
+
+// Schema names of the lifecycle suite.
+const (
+	ObserveNotification = "observe-notification.schema.json"
+	UploadReceipt       = "content-upload-receipt.schema.json"
+)
+
+// Scripted faults [ext]: a responseSequences entry {"fault": KIND}, and
+// observeFaults entries "silent".
+const (
+	FaultServerError = "server-error"
+	FaultMalformed   = "malformed"
+	FaultTimeout     = "timeout"
+	Silent           = "silent"
+)
+
+// MalformedBody is the 25 bytes a malformed fault sends (not JSON).
+var MalformedBody = []byte(`{"jsonrpc": "2.0", "id": `)
+
+func unsolicitedObserver() map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": "unsolicited-observer", "result": map[string]any{
+		"protocolVersion": "draft",
+		"effects":         []any{map[string]any{"type": "deny", "reason": "observer must not decide"}},
+	}}
+}
+
+func logf(role, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "ahp-go %s: %s\n", role, fmt.Sprintf(format, args...))
+}
+
+// FaultOf is the fault a sequence entry scripts, else "".
+func FaultOf(entry any) string {
+	m, ok := entry.(map[string]any)
+	if !ok || len(m) != 1 {
+		return ""
+	}
+	switch f, _ := m["fault"].(string); f {
+	case FaultServerError, FaultMalformed, FaultTimeout:
+		return f
+	}
+	return ""
+}
+
+type rowKey struct {
+	row contract.Scenario
+	key string
+}
+
+// Server is the AHP side of a lifecycle server.
+type Server struct {
+	schemas  *sdk.Schemas
+	proc     *contract.SuiteServer
+	requests map[string]rowKey // request id -> its scenario and key (the first wins)
+	events   map[string]rowKey // event id -> likewise
+}
+
+// NewServer indexes the rows' requests by id and event id.
+func NewServer(schemas *sdk.Schemas, proc *contract.SuiteServer, rows []contract.Scenario) *Server {
+	s := &Server{schemas: schemas, proc: proc, requests: map[string]rowKey{}, events: map[string]rowKey{}}
+	for _, row := range rows {
+		requests, _ := row.Raw["requests"].(map[string]any)
+		for _, key := range sortedKeys(requests) {
+			if id, ok := sdk.Path(requests[key], "id").(string); ok {
+				if _, seen := s.requests[id]; !seen {
+					s.requests[id] = rowKey{row, key}
+				}
+			}
+			if id, ok := sdk.Path(requests[key], "params", "event", "id").(string); ok {
+				if _, seen := s.events[id]; !seen {
+					s.events[id] = rowKey{row, key}
+				}
+			}
+		}
+	}
+	return s
+}
+
+// Dispatch answers one parsed message.
+func (s *Server) Dispatch(message any) (answer contract.SuiteAnswer) {
+	msg, ok := message.(map[string]any)
+	if !ok {
+		return reply(contract.RPCError(nil, contract.InvalidRequest, "not a single JSON-RPC object", nil))
+	}
+	method, _ := msg["method"].(string)
+	if method == "hooks/observe" {
+		return s.observe(msg) // one with an id fails the schema (400)
+	}
+	id, hasID := msg["id"]
+	if !hasID {
+		logf("server", "ignored a notification %s", sdk.EncodeString(msg["method"]))
+		return contract.SuiteAnswer{}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			logf("server", "internal error: %v", r)
+			answer = reply(contract.RPCError(id, contract.InternalError, "internal error", nil))
+		}
+	}()
+	switch method {
+	case "hooks/intercept":
+		return s.intercept(msg)
+	case "hooks/capabilities":
+		return reply(map[string]any{"jsonrpc": "2.0", "id": id, "result": sdk.DiscoveryResult()})
+	}
+	return reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
+}
+
+func reply(v any) contract.SuiteAnswer { return contract.SuiteAnswer{Reply: v, HasReply: true} }
+
+func (s *Server) missingRefs(msg map[string]any) []string {
+	var missing []string
+	for _, ref := range sdk.BodyRefs(sdk.Path(msg, "params", "event", "items")) {
+		if !s.proc.Store.Has(ref) {
+			missing = append(missing, ref)
+		}
+	}
+	return missing
+}
+
+func (s *Server) intercept(msg map[string]any) contract.SuiteAnswer {
+	id := msg["id"]
+	n := s.proc.Entries.Record(map[string]any{"kind": contract.EntryReceived, "id": id, "message": msg}, "id")
+	replied := func() {
+		s.proc.Entries.Record(map[string]any{"kind": contract.EntryReplied, "id": id}, "id")
+	}
+	refuse := func(status int, format string, args ...any) contract.SuiteAnswer {
+		text := fmt.Sprintf(format, args...)
+		logf("server", "intercept %s: %s", sdk.EncodeString(id), text)
+		a := reply(contract.RPCError(id, contract.InvalidParams, text, nil))
+		a.Before, a.Status = replied, status
+		return a
+	}
+	if problem := s.schemas.Check(sdk.InterceptRequest, msg); problem != "" {
+		return refuse(0, "invalid intercept request: %s", problem)
+	}
+	if missing := s.missingRefs(msg); len(missing) > 0 {
+		return refuse(409, "no stored content for body ref %s", sdk.EncodeString(missing[0]))
+	}
+	sid, _ := id.(string)
+	found, ok := s.requests[sid]
+	if !ok {
+		return refuse(0, "unknown scenario request id")
+	}
+	var response any
+	if seq, isList := sdk.Path(found.row.Raw, "responseSequences", found.key).([]any); isList && len(seq) > 0 {
+		response = seq[min(n, len(seq))-1]
+	} else if responses, isObject := found.row.Raw["responses"].(map[string]any); isObject && hasKey(responses, found.key) {
+		response = responses[found.key]
+	} else {
+		return refuse(0, "scenario %s has no response for %s", found.row.ID, found.key)
+	}
+	gate := s.proc.Barriers.Wait(sid)
+	switch FaultOf(response) {
+	case FaultTimeout:
+		logf("server", "intercept %s: scripted timeout (receipt %d)", sid, n)
+		return contract.SuiteAnswer{Never: true}
+	case FaultServerError:
+		a := reply(contract.RPCError(id, contract.InternalError, "scripted server error", nil))
+		a.Status, a.Gate, a.Before = 500, gate, replied
+		return a
+	case FaultMalformed:
+		return contract.SuiteAnswer{Raw: MalformedBody, HasReply: true, Gate: gate, Before: replied}
+	}
+	a := reply(response)
+	a.Gate, a.Before = gate, replied
+	return a
+}
+
+func (s *Server) observe(msg map[string]any) contract.SuiteAnswer {
+	if problem := s.schemas.Check(ObserveNotification, msg); problem != "" {
+		logf("server", "invalid observation: %s", problem)
+		return contract.SuiteAnswer{Status: 400}
+	}
+	if missing := s.missingRefs(msg); len(missing) > 0 {
+		logf("server", "observation names no stored content: %s", sdk.EncodeString(missing[0]))
+		return contract.SuiteAnswer{Status: 409}
+	}
+	event, _ := sdk.Path(msg, "params", "event").(map[string]any)
+	n := s.proc.Entries.Record(map[string]any{"kind": contract.EntryObserved, "eventId": event["id"],
+		"event": event, "message": msg}, "eventId")
+	eid, _ := event["id"].(string)
+	found, ok := s.events[eid]
+	if !ok {
+		return contract.SuiteAnswer{}
+	}
+	if faults, isList := sdk.Path(found.row.Raw, "observeFaults", found.key).([]any); isList &&
+		n <= len(faults) && faults[n-1] == Silent {
+		logf("server", "observation %d of %s: a silent observer", n, eid)
+		return contract.SuiteAnswer{Never: true}
+	}
+	return reply(unsolicitedObserver()) // deliberately adversarial: a client must ignore it
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+// Serve runs the lifecycle server role.
+func Serve(settings *contract.SuiteServerSettings) (int, error) {
+	schemas, err := contract.LoadSchemas(settings.File, settings.SchemaDir)
+	if err != nil {
+		return 2, err
+	}
+	for _, name := range []string{sdk.InterceptRequest, ObserveNotification} {
+		if _, err := schemas.Compile(name); err != nil {
+			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
+		}
+	}
+	proc := contract.NewSuiteServer(settings)
+	proc.Backend = NewServer(schemas, proc, settings.Scenarios)
+	return proc.Run()
+}
