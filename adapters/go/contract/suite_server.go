@@ -292,3 +292,11 @@ func (s *SuiteServer) ServeStdio(in io.Reader, out *lineWriter) {
 	s.shutdown()
 	held.Wait()
 }
+
+// NewSuiteHandler is the AHP listener's handler of s (policy nil: no auth).
+func NewSuiteHandler(s *SuiteServer, policy *sdk.ServerPolicy) http.Handler {
+	return &suiteHandler{server: s, policy: policy}
+}
+
+// Shutdown releases every held reply and ends every unanswered exchange.
+func (s *SuiteServer) Shutdown() { s.shutdown() }

@@ -90,13 +90,7 @@ func ClientRole(configPath string) (int, error) {
 // gives; over stdio the server is spawned here, its pid written to
 // childPidFile and its readiness awaited.
 func open(settings *contract.SuiteClientSettings, schemas *sdk.Schemas) (*Client, error) {
-	c := &Client{settings: settings, schemas: schemas, strays: &strays{expected: map[string]chan struct{}{}},
-		backends: map[string]contract.Channel{}, aliases: map[string]string{},
-		sources: map[string]contract.ContentSource{}, sends: map[string]int{}, observed: map[string]int{},
-		contentUploads: []any{}, uploadURL: settings.Upload.Endpoint}
-	for _, s := range settings.ContentSources {
-		c.sources[s.Ref] = s
-	}
+	c := newClient(settings, schemas)
 	if settings.Transport == "http" {
 		c.control = contract.NewControlClient(settings.ControlEndpoint)
 		target, err := contract.ClientHTTPTarget(settings.ClientSettings, settings.Endpoint)
@@ -158,6 +152,17 @@ func open(settings *contract.SuiteClientSettings, schemas *sdk.Schemas) (*Client
 	}
 	c.control = contract.NewControlClient(control)
 	return c, nil
+}
+
+func newClient(settings *contract.SuiteClientSettings, schemas *sdk.Schemas) *Client {
+	c := &Client{settings: settings, schemas: schemas, strays: &strays{expected: map[string]chan struct{}{}},
+		backends: map[string]contract.Channel{}, aliases: map[string]string{},
+		sources: map[string]contract.ContentSource{}, sends: map[string]int{}, observed: map[string]int{},
+		contentUploads: []any{}, uploadURL: settings.Upload.Endpoint}
+	for _, s := range settings.ContentSources {
+		c.sources[s.Ref] = s
+	}
+	return c
 }
 
 func (c *Client) close() {

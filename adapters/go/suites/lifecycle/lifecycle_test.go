@@ -1,0 +1,355 @@
+package lifecycle
+
+import (
+	"encoding/base64"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/sdk"
+)
+
+const uploadToken = "test-upload-token-0123456789"
+
+func schemas(t *testing.T) *sdk.Schemas {
+	t.Helper()
+	s, err := sdk.LoadSchemas(os.DirFS("../../../../schemas/draft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// decode parses a JSON text written in the test (strict, numbers kept).
+func decode(t *testing.T, text string) map[string]any {
+	t.Helper()
+	v, err := sdk.Decode([]byte(text))
+	if err != nil {
+		t.Fatalf("test JSON: %v", err)
+	}
+	return v.(map[string]any)
+}
+
+func request(t *testing.T, id string, items string) map[string]any {
+	event := `{"id": "` + id + `", "source": "urn:ahp:test", "type": "tool.before", "time": "2026-01-01T00:00:00Z",
+		"session": {"id": "s"}, "call": {"id": "c"}, "path": "native",
+		"tool": {"origin": "native", "name": "task", "kind": "task", "input": {"value": "original"}}` + items + `}`
+	return decode(t, `{"jsonrpc": "2.0", "id": "`+id+`", "method": "hooks/intercept", "params": {
+		"protocolVersion": "draft", "event": `+event+`,
+		"capabilities": {"effects": ["allow", "deny", "modify"], "modify": {"input": {"replace": true, "merge": false}}},
+		"state": {"permission": "none", "candidate": null}}}`)
+}
+
+func response(t *testing.T, id, effects string) map[string]any {
+	return decode(t, `{"jsonrpc": "2.0", "id": "`+id+`", "result": {"protocolVersion": "draft", "effects": `+effects+`}}`)
+}
+
+// rig is an in-process lifecycle server (AHP, control and upload listeners)
+// and a client connected to it over HTTP.
+type rig struct {
+	client *Client
+	proc   *contract.SuiteServer
+	close  func()
+}
+
+func newRig(t *testing.T, rows ...map[string]any) *rig {
+	t.Helper()
+	s := schemas(t)
+	var scenarios []contract.Scenario
+	for _, row := range rows {
+		scenarios = append(scenarios, contract.Scenario{ID: row["id"].(string), Raw: row})
+	}
+	proc := contract.NewSuiteServer(&contract.SuiteServerSettings{ServerSettings: &contract.ServerSettings{},
+		Suite: contract.SuiteLifecycle, UploadToken: uploadToken})
+	proc.Backend = NewServer(s, proc, scenarios)
+	ahp := httptest.NewServer(contract.NewSuiteHandler(proc, nil))
+	control := httptest.NewServer(contract.NewSuiteControl(proc.Entries, proc.Barriers))
+	upload := httptest.NewServer(&contract.UploadHandler{Token: uploadToken, Store: proc.Store, Entries: proc.Entries})
+	t.Setenv("AHP_TEST_UPLOAD_TOKEN", uploadToken)
+	t.Setenv("AHP_TEST_OTHER_TOKEN", "not-the-upload-token-0123")
+	settings := &contract.SuiteClientSettings{
+		ClientSettings: &contract.ClientSettings{Transport: "http", TimeoutMs: 5000, Scenarios: scenarios,
+			Endpoint: ahp.URL + "/intercept", Auth: &contract.ClientAuth{Mode: "none", Profile: "strict"}},
+		Suite:  contract.SuiteLifecycle,
+		Upload: contract.UploadRoute{Endpoint: upload.URL + contract.UploadPath, TokenEnv: "AHP_TEST_UPLOAD_TOKEN", Timeout: 5 * time.Second},
+		Backends: map[string]contract.BackendSettings{
+			contract.Unreachable: {Endpoint: "http://127.0.0.1:1/intercept"}},
+	}
+	c := newClient(settings, s)
+	c.control = contract.NewControlClient(control.URL)
+	c.channel = contract.NewHTTPChannel(settings.Endpoint, "", nil)
+	return &rig{client: c, proc: proc, close: func() {
+		c.close()
+		proc.Shutdown()
+		ahp.Close()
+		control.Close()
+		upload.Close()
+	}}
+}
+
+func (r *rig) run(t *testing.T, row map[string]any) map[string]any {
+	t.Helper()
+	result := r.client.row(contract.Scenario{ID: row["id"].(string), Raw: row}).(map[string]any)
+	if result["status"] != "completed" {
+		t.Fatalf("%s: %s", row["id"], sdk.EncodeString(result))
+	}
+	return result["actual"].(map[string]any)
+}
+
+func (r *rig) kinds(id string) string {
+	var kinds []string
+	for _, e := range r.proc.Entries.Snapshot()["entries"].([]any) {
+		if sdk.Path(e, "id") == id || sdk.Path(e, "eventId") == id {
+			kinds = append(kinds, sdk.Path(e, "kind").(string))
+		}
+	}
+	return strings.Join(kinds, ",")
+}
+
+func expectJSON(t *testing.T, what string, got any, want string) {
+	t.Helper()
+	var w any
+	if err := func() error { var e error; w, e = sdk.Decode([]byte(want)); return e }(); err != nil {
+		t.Fatal(err)
+	}
+	if !sdk.Equal(got, w) {
+		t.Errorf("%s: got %s, want %s", what, sdk.EncodeString(got), want)
+	}
+}
+
+func steps(t *testing.T, text string) []any {
+	v, err := sdk.Decode([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.([]any)
+}
+
+func TestStepsCancelBeforeReply(t *testing.T) {
+	row := map[string]any{"id": "cancel", "requests": map[string]any{"a": request(t, "t-cancel", "")},
+		"responses": map[string]any{"a": response(t, "t-cancel", `[{"type": "allow"}]`)},
+		"steps": steps(t, `[{"op": "send", "key": "a", "slot": "a"}, {"op": "wait", "key": "a", "count": 1},
+			{"op": "cancel", "key": "a"}, {"op": "failOpen", "key": "a"}, {"op": "release", "key": "a"},
+			{"op": "receive", "slot": "a"}, {"op": "accept", "key": "a"}]`)}
+	r := newRig(t, row)
+	defer r.close()
+	actual := r.run(t, row)
+	expectJSON(t, "actual", actual, `{"published": [], "cancelled": ["t-cancel"], "ignored": ["a"], "states": {},
+		"observations": [], "uploadStatuses": []}`)
+	if k := r.kinds("t-cancel"); k != "received,cancelled,replied" {
+		t.Errorf("receipts: %s", k)
+	}
+}
+
+func TestStepsAcceptDuplicateAndObserve(t *testing.T) {
+	row := map[string]any{"id": "accept", "requests": map[string]any{"a": request(t, "t-accept", "")},
+		"responses": map[string]any{"a": response(t, "t-accept",
+			`[{"type": "modify", "target": "input", "operation": "replace", "value": {"value": "settled"}}, {"type": "allow"}]`)},
+		"steps": steps(t, `[{"op": "send", "key": "a", "slot": "a"}, {"op": "wait", "key": "a", "count": 1},
+			{"op": "release", "key": "a"}, {"op": "receive", "slot": "a"}, {"op": "accept", "key": "a"},
+			{"op": "send", "key": "a", "slot": "dup", "bypassSDK": true}, {"op": "wait", "key": "a", "count": 2},
+			{"op": "receive", "slot": "dup"}, {"op": "accept", "key": "a"},
+			{"op": "observe", "key": "a", "subscription": "metadata"}]`)}
+	r := newRig(t, row)
+	defer r.close()
+	actual := r.run(t, row)
+	expectJSON(t, "actual", actual, `{"published": ["t-accept"], "cancelled": [], "ignored": ["dup"],
+		"states": {"t-accept": {"decision": "allow", "executed": true, "input": {"value": "settled"}, "messages": []}},
+		"observations": [{"eventId": "t-accept", "subscription": "metadata", "input": {"value": "settled"}}],
+		"uploadStatuses": []}`)
+	if k := r.kinds("t-accept"); k != "received,replied,acquired,accepted,received,replied,observed" {
+		t.Errorf("receipts: %s", k)
+	}
+}
+
+func TestStepsRejectedReplyThenFailOpen(t *testing.T) {
+	row := map[string]any{"id": "reject", "requests": map[string]any{"a": request(t, "t-reject", "")},
+		"responses": map[string]any{"a": response(t, "t-reject", `[{"type": "ask"}]`)}, // not advertised
+		"steps": steps(t, `[{"op": "send", "key": "a", "slot": "a"}, {"op": "release", "key": "a"},
+			{"op": "receive", "slot": "a"}, {"op": "accept", "key": "a"}, {"op": "failOpen", "key": "a"}]`)}
+	r := newRig(t, row)
+	defer r.close()
+	actual := r.run(t, row)
+	expectJSON(t, "states", actual["states"],
+		`{"t-reject": {"decision": "allow", "executed": true, "input": {"value": "original"}, "messages": []}}`)
+}
+
+func TestStepsUploadAndContent(t *testing.T) {
+	body := []byte("attachment bytes")
+	item := `, "items": [{"id": "i", "kind": "attachment", "mediaType": "application/octet-stream", "selection": "body", "body": {"ref": "alias-1"}}]`
+	row := map[string]any{"id": "upload", "requests": map[string]any{"a": request(t, "t-upload", item)},
+		"responses": map[string]any{"a": response(t, "t-upload", `[]`)},
+		"steps": []any{
+			map[string]any{"op": "upload", "subscription": "body", "ref": "alias-1", "bodyBase64": base64.StdEncoding.EncodeToString(body),
+				"size": len(body), "sha256": contract.SHA256Hex(body)},
+			map[string]any{"op": "upload", "subscription": "body", "ref": "alias-2", "bodyBase64": base64.StdEncoding.EncodeToString(body),
+				"size": len(body), "sha256": contract.SHA256Hex(body),
+				"upload": map[string]any{"auth": map[string]any{"type": "bearer", "tokenEnv": "AHP_TEST_OTHER_TOKEN"}, "timeoutMs": 5000}},
+			map[string]any{"op": "send", "key": "a", "slot": "a"}, map[string]any{"op": "release", "key": "a"},
+			map[string]any{"op": "receive", "slot": "a"}, map[string]any{"op": "accept", "key": "a"},
+		}}
+	r := newRig(t, row)
+	defer r.close()
+	actual := r.run(t, row)
+	expectJSON(t, "uploadStatuses", actual["uploadStatuses"], `[201, 401]`)
+	expectJSON(t, "published", actual["published"], `["t-upload"]`)
+	got := r.client.sent(t, "t-upload")
+	ref, _ := sdk.Path(sdk.Path(got, "params", "event", "items").([]any)[0], "body", "ref").(string)
+	if !strings.HasPrefix(ref, "urn:uuid:") || !r.proc.Store.Has(ref) {
+		t.Errorf("the alias was not rebound to the receiver's ref: %q", ref)
+	}
+}
+
+// sent is the first intercept the server received with id.
+func (c *Client) sent(t *testing.T, id string) any {
+	got, err := c.control.Call("GET", "/receipts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range sdk.Path(got, "entries").([]any) {
+		if sdk.Path(e, "kind") == "received" && sdk.Path(e, "id") == id {
+			return sdk.Path(e, "message")
+		}
+	}
+	t.Fatalf("%s was never received", id)
+	return nil
+}
+
+func chainRow(t *testing.T, id, subs string, sequence ...map[string]any) map[string]any {
+	seq := []any{}
+	for _, m := range sequence {
+		seq = append(seq, m)
+	}
+	return map[string]any{"id": id, "chain": decode(t, `{"subscriptions": `+subs+`}`),
+		"requests":  map[string]any{"a": request(t, id, `, "items": [{"id": "m", "kind": "text", "mediaType": "text/plain", "selection": "metadata"}]`)},
+		"responses": map[string]any{"a": response(t, id, `[]`)}, "responseSequences": map[string]any{"a": seq}, "steps": []any{}}
+}
+
+func TestChainFailOpenThenDenyShortCircuits(t *testing.T) {
+	row := chainRow(t, "t-chain-open", `[
+		{"id": "a", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"},
+		{"id": "b", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "omit"},
+		{"id": "c", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"},
+		{"id": "audit", "backend": "x", "mode": "observe", "failurePolicy": "fail-open", "content": "omit"}]`,
+		response(t, "t-chain-open", `[{"type": "return", "value": 1}]`), // not advertised: a failure
+		response(t, "t-chain-open", `[{"type": "modify", "target": "input", "operation": "replace", "value": {"value": "settled"}}, {"type": "deny", "reason": "no"}]`))
+	r := newRig(t, row)
+	defer r.close()
+	expectJSON(t, "actual", r.run(t, row), `{"called": ["a", "b"], "failures": ["a"], "observations": ["c", "audit"], "input": {"value": "settled"}}`)
+	if k := r.kinds("t-chain-open"); k != "received,replied,received,replied,chain-settled,observed,observed" {
+		t.Errorf("receipts: %s", k)
+	}
+	// the second call carries the omit projection; the observer sees the settled input, items withheld
+	var received, observed []any
+	for _, e := range r.proc.Entries.Snapshot()["entries"].([]any) {
+		switch sdk.Path(e, "kind") {
+		case "received":
+			received = append(received, sdk.Path(e, "message"))
+		case "observed":
+			observed = append(observed, sdk.Path(e, "message"))
+		}
+	}
+	expectJSON(t, "items of the omit call", sdk.Path(received[1], "params", "event", "items"), `[]`)
+	expectJSON(t, "observed input", sdk.Path(observed[1], "params", "event", "tool", "input"), `{"value": "settled"}`)
+	expectJSON(t, "observed items", sdk.Path(observed[1], "params", "event", "items"), `[]`)
+}
+
+func TestChainFailurePolicies(t *testing.T) {
+	subs := func(policy string) string {
+		return `[{"id": "gate", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"},
+			{"id": "review", "backend": "x", "mode": "intercept", "failurePolicy": "` + policy + `", "content": "metadata", "timeoutMs": 200},
+			{"id": "final", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"}]`
+	}
+	modify := func(id string) map[string]any {
+		return response(t, id, `[{"type": "modify", "target": "input", "operation": "replace", "value": {"value": "reviewed"}}]`)
+	}
+	cases := []struct {
+		name, policy string
+		fault        map[string]any
+		want         string
+	}{
+		{"server-error-open", "fail-open", map[string]any{"fault": "server-error"},
+			`{"called": ["gate", "review", "final"], "failures": ["review"], "observations": [], "input": {"value": "reviewed"}}`},
+		{"malformed-closed", "fail-closed", map[string]any{"fault": "malformed"},
+			`{"called": ["gate", "review"], "failures": ["review"], "observations": ["final"], "input": {"value": "original"}}`},
+		{"timeout-closed", "fail-closed", map[string]any{"fault": "timeout"},
+			`{"called": ["gate", "review"], "failures": ["review"], "observations": ["final"], "input": {"value": "original"}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := "t-" + c.name
+			row := chainRow(t, id, subs(c.policy), modify(id), c.fault, response(t, id, `[]`))
+			r := newRig(t, row)
+			defer r.close()
+			expectJSON(t, "actual", r.run(t, row), c.want)
+		})
+	}
+}
+
+func TestChainUnreachableBackendAndInterrupt(t *testing.T) {
+	row := chainRow(t, "t-unreachable", `[
+		{"id": "gate", "backend": "unreachable", "mode": "intercept", "failurePolicy": "fail-closed", "content": "metadata", "timeoutMs": 2000},
+		{"id": "review", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"}]`,
+		response(t, "t-unreachable", `[]`))
+	r := newRig(t, row)
+	defer r.close()
+	expectJSON(t, "actual", r.run(t, row), `{"called": ["gate"], "failures": ["gate"], "observations": ["review"], "input": {"value": "original"}}`)
+	if k := r.kinds("t-unreachable"); k != "chain-settled,observed" {
+		t.Errorf("receipts (nothing for the unreachable call): %s", k)
+	}
+
+	row = chainRow(t, "t-interrupt", `[
+		{"id": "gate", "backend": "x", "mode": "intercept", "failurePolicy": "fail-open", "content": "metadata"},
+		{"id": "audit", "backend": "x", "mode": "observe", "failurePolicy": "fail-open", "content": "metadata"}]`,
+		response(t, "t-interrupt", `[{"type": "deny", "reason": "too late"}]`))
+	row["chain"].(map[string]any)["interrupt"] = true
+	r2 := newRig(t, row)
+	defer r2.close()
+	expectJSON(t, "actual", r2.run(t, row), `{"called": ["gate"], "failures": [], "observations": [], "input": {"value": "original"}}`)
+	if k := r2.kinds("t-interrupt"); k != "received,cancelled,chain-settled,replied" {
+		t.Errorf("receipts: %s", k)
+	}
+}
+
+func TestUnknownOpAndSuite(t *testing.T) {
+	row := map[string]any{"id": "odd", "requests": map[string]any{"a": request(t, "t-odd", "")},
+		"steps": steps(t, `[{"op": "teleport"}]`)}
+	r := newRig(t, row)
+	defer r.close()
+	got := r.client.row(contract.Scenario{ID: "odd", Raw: row}).(map[string]any)
+	if got["status"] != "unsupported" || !strings.Contains(got["error"].(string), "teleport") {
+		t.Errorf("an unknown op: %s", sdk.EncodeString(got))
+	}
+}
+
+func TestOtherSuites(t *testing.T) {
+	dir := t.TempDir()
+	scenarios := dir + "/rows.json"
+	os.WriteFile(scenarios, []byte(`{"scenarios": [{"id": "one"}, {"id": "two"}]}`), 0o644)
+	server := dir + "/server.json"
+	os.WriteFile(server, []byte(`{"suite": "catalogue", "transport": "http", "readinessFile": "`+dir+`/ready.json",
+		"scenarioFile": "`+scenarios+`", "auth": {"mode": "none"}, "uploadAuth": {"token": "0123456789abcdef"}}`), 0o644)
+	code, err := ServerRole(server)
+	if code != 2 || !contract.IsConfigError(err) || !strings.Contains(err.Error(), "field suite") {
+		t.Errorf("a server for another suite: %d %v", code, err)
+	}
+	client := dir + "/client.json"
+	report := dir + "/report.json"
+	os.WriteFile(client, []byte(`{"suite": "compaction", "transport": "http", "scenarioFile": "`+scenarios+`",
+		"reportFile": "`+report+`", "language": "go"}`), 0o644)
+	if code, err := ClientRole(client); code != 0 || err != nil {
+		t.Fatalf("a client for another suite: %d %v", code, err)
+	}
+	got, err := contract.ReadJSON(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := sdk.Path(got, "results").([]any)
+	if len(results) != 2 || sdk.Path(results[1], "status") != "unsupported" ||
+		!strings.Contains(sdk.Path(results[1], "error").(string), `"compaction"`) {
+		t.Errorf("report: %s", sdk.EncodeString(got))
+	}
+}
