@@ -178,7 +178,24 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 		if c.Language == "" {
 			c.Language = DefaultLanguage
 		}
-		return &SuiteClientSettings{ClientSettings: c, Suite: suite}, nil
+		other := &SuiteClientSettings{ClientSettings: c, Suite: suite}
+		// over stdio the server is still spawned, so its (empty) receipts can be reported
+		if f.data["transport"] == "stdio" && f.has("serverCommand") {
+			c.Transport = "stdio"
+			if c.ServerCommand, err = f.command("serverCommand"); err != nil {
+				return nil, err
+			}
+			if c.ServerCwd, err = f.path("serverCwd"); err != nil {
+				return nil, err
+			}
+			if c.ServerConfig, err = f.path("serverConfig"); err != nil {
+				return nil, err
+			}
+			if other.ChildPidFile, err = f.path("childPidFile"); err != nil {
+				return nil, err
+			}
+		}
+		return other, nil
 	}
 	base, err := LoadClient(path)
 	if err != nil {

@@ -43,8 +43,18 @@ func ClientRole(configPath string) (int, error) {
 		for _, row := range settings.Scenarios {
 			results = append(results, unsupportedRow(row.ID, why))
 		}
-		if err := writeReport(settings.ReportFile, settings.Language, results,
-			map[string]any{"contentUploads": []any{}}); err != nil {
+		extra := map[string]any{"contentUploads": []any{}}
+		if settings.Transport == "stdio" {
+			if c, err := open(settings, nil); err == nil {
+				if c.control != nil {
+					if receipts, err := c.control.Call("GET", "/receipts", nil); err == nil {
+						extra["receipts"] = receipts
+					}
+				}
+				c.close()
+			}
+		}
+		if err := writeReport(settings.ReportFile, settings.Language, results, extra); err != nil {
 			return 1, err
 		}
 		return 0, nil
