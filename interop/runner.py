@@ -240,6 +240,34 @@ class Progress:
             )
 
 
+def _lacking(suite: str, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+    """Why the combination cannot run: an adapter whose manifest lists the suites it
+    implements (`extensions.suites`) without this one; None when both implement it."""
+    missing = [
+        name
+        for name in dict.fromkeys((combination.client, combination.server))
+        if adapters[name].suites is not None and suite not in (adapters[name].suites or ())
+    ]
+    if not missing:
+        return None
+    return "; ".join(
+        f"{name} does not implement the {suite} suite (its manifest's extensions.suites: "
+        f"{', '.join(adapters[name].suites or ())})"
+        for name in missing
+    )
+
+
+def _unsupported(run: SuiteRun, combination: Combination, reason: str) -> Outcome:
+    """Every row of the suite unsupported, with the reason: never run, never a pass."""
+    outcome = Outcome(run.name, combination)
+    outcome.rows = [
+        RowVerdict(described["name"], row_id, Status.UNSUPPORTED, expected, error=reason)
+        for described in run.describe()
+        for row_id, expected in described["rows"]
+    ]
+    return outcome
+
+
 def merge_repeats(repeats: list[list[Outcome]]) -> list[Outcome]:
     """One outcome per combination from N repetitions (`--repeat N`). A row whose status
     was not the same every time is flaky: it keeps its first non-passing verdict (a flaky
@@ -322,12 +350,15 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         applicable: list[Combination] = []
         for combination in combinations:
             reason = suite.applicability(combination, adapters)
-            if reason is None:
-                applicable.append(combination)
-            else:
+            lacking = _lacking(run.name, combination, adapters)
+            if reason is not None:
                 outcomes.append(
                     Outcome(run.name, combination, inapplicable=reason, skipped_rows=rows)
                 )
+            elif lacking is not None:
+                outcomes.append(_unsupported(run, combination, lacking))
+            else:
+                applicable.append(combination)
         planned += [Planned(suite, run, job) for job in suite.plan(applicable, adapters)]
     # longest first across suites (a stable sort keeps each suite's own order on ties)
     planned.sort(key=lambda p: -p.job.cost)

@@ -152,3 +152,25 @@ def test_repeat_reports_a_row_whose_verdict_changed_as_flaky_never_as_passed(
     again = tmp_path / "again" / "report.json"
     honest = [fake_adapter("h")]
     assert main(matrix_argv(honest, small_set, again, "--transports", "http", "--repeat", "2")) == 0
+
+
+def test_a_suite_an_adapter_does_not_list_is_unsupported_not_run(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    dirs = [fake_adapter("c", suites=["core"]), fake_adapter("full")]
+    output = tmp_path / "out" / "report.json"
+    argv = ["matrix", "--suite", "core", "elicitation", "--output", str(output), "--quiet"]
+    argv += ["--auth", "none", "--transports", "http", "--clients", "c", "--servers", "full"]
+    argv += ["--adapters-root", str(tmp_path / "none")]
+    for directory in dirs:
+        argv += ["--adapter-dir", str(directory)]
+    assert main(argv) == 0
+    report = json.loads(output.read_text())
+    by_suite = {c["suite"]: c for c in report["combinations"]}
+    assert by_suite["core"]["status"] == "passed"
+    unsupported = by_suite["elicitation"]
+    assert unsupported["status"] == "unsupported"
+    rows = [row for block in unsupported["results"].values() for row in block["rows"]]
+    assert len(rows) == next(s for s in report["sets"] if s["suite"] == "elicitation")["scenarios"]
+    assert all(row["status"] == "unsupported" for row in rows)
+    assert "c does not implement the elicitation suite" in rows[0]["error"]

@@ -33,6 +33,7 @@ class Adapter:
     weight: float = 1.0
     manifest: Path | None = None
     version: str | None = None  # [ext] shown in reports
+    suites: tuple[str, ...] | None = None  # [ext] the suites it implements (None: every suite)
 
     def command(self, key: str) -> tuple[str, ...] | None:
         return self.commands.get(key)
@@ -72,11 +73,12 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         weight=float(extensions.get("weight", 1.0)),
         manifest=manifest.resolve(),
         version=data.get("version"),
+        suites=tuple(extensions["suites"]) if "suites" in extensions else None,
     )
 
 
 TOP_KEYS = ("language", "version", *COMMAND_KEYS, "extensions")
-EXTENSION_KEYS = ("blind", "receiptLog", "serverReuse", "profiles", "weight")
+EXTENSION_KEYS = ("blind", "receiptLog", "serverReuse", "profiles", "weight", "suites")
 
 
 def _unknown_keys(data: Any) -> str | None:
