@@ -12,7 +12,27 @@ import (
 
 // Suites past core run through the lifecycle commands; the config's suite
 // says which (docs/CONTRACT.md, "One command pair for every suite past core").
-const SuiteLifecycle = "lifecycle"
+const (
+	SuiteLifecycle  = "lifecycle"
+	SuiteCompaction = "compaction"
+)
+
+// SuitesImplemented are the suites past core the lifecycle commands run.
+var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction}
+
+// Implements reports whether suite is one of SuitesImplemented.
+func Implements(suite string) bool {
+	for _, s := range SuitesImplemented {
+		if s == suite {
+			return true
+		}
+	}
+	return false
+}
+
+// needsUploads: the suites whose configs carry upload blocks (compaction
+// text is inline).
+func needsUploads(suite string) bool { return suite != SuiteCompaction }
 
 // Unreachable is the reserved backend name a client config's backends define.
 const Unreachable = "unreachable"
@@ -53,7 +73,7 @@ type SuiteServerSettings struct {
 
 // LoadSuiteServer reads a lifecycle server config.
 func LoadSuiteServer(path string) (*SuiteServerSettings, error) {
-	suite, err := RequireSuite(path, SuiteLifecycle)
+	suite, err := RequireSuite(path, SuitesImplemented...)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +82,17 @@ func LoadSuiteServer(path string) (*SuiteServerSettings, error) {
 		return nil, err
 	}
 	f, _ := loadFields(path)
-	up, err := f.section("uploadAuth", true)
+	up, err := f.section("uploadAuth", needsUploads(suite))
 	if err != nil {
 		return nil, err
 	}
-	token, err := up.str("token")
-	if err != nil {
-		return nil, err
+	token := ""
+	if up != nil {
+		if token, err = up.str("token"); err != nil {
+			return nil, err
+		}
+	} else {
+		token = RandomToken() // no upload is expected: nobody holds the credential
 	}
 	return &SuiteServerSettings{ServerSettings: base, Suite: suite, UploadToken: token}, nil
 }
@@ -164,7 +188,7 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 		return nil, err
 	}
 	f, _ := loadFields(path)
-	if suite != SuiteLifecycle {
+	if !Implements(suite) {
 		c := &ClientSettings{File: path}
 		if _, c.Scenarios, err = f.scenarios("scenarioFile"); err != nil {
 			return nil, err
@@ -210,6 +234,9 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 			return nil, err
 		}
 	}
+	if !needsUploads(suite) {
+		return s, loadBackends(f, s)
+	}
 	up, err := f.section("upload", true)
 	if err != nil {
 		return nil, err
@@ -224,6 +251,9 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 		return nil, up.err("maxBytes", "must be a non-negative integer")
 	}
 	sources, ok := f.data["contentSources"].([]any)
+	if !ok && !f.has("contentSources") && suite != SuiteLifecycle {
+		sources, ok = []any{}, true
+	}
 	if !ok {
 		return nil, f.err("contentSources", "must be an array")
 	}
@@ -242,26 +272,31 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 		}
 		s.ContentSources = append(s.ContentSources, ContentSource{Ref: ref, SHA256: sha, Size: size, Data: data})
 	}
-	if backends, err := f.section("backends", false); err != nil {
-		return nil, err
-	} else if backends != nil {
-		for name := range backends.data {
-			b, err := backends.section(name, true)
-			if err != nil {
-				return nil, err
-			}
-			var bs BackendSettings
-			if b.has("endpoint") {
-				if bs.Endpoint, err = b.str("endpoint"); err != nil {
-					return nil, err
-				}
-			} else if bs.Command, err = b.command("command"); err != nil {
-				return nil, err
-			}
-			s.Backends[name] = bs
-		}
+	return s, loadBackends(f, s)
+}
+
+// loadBackends reads a client config's optional backends block into s.
+func loadBackends(f fields, s *SuiteClientSettings) error {
+	backends, err := f.section("backends", false)
+	if err != nil || backends == nil {
+		return err
 	}
-	return s, nil
+	for name := range backends.data {
+		b, err := backends.section(name, true)
+		if err != nil {
+			return err
+		}
+		var bs BackendSettings
+		if b.has("endpoint") {
+			if bs.Endpoint, err = b.str("endpoint"); err != nil {
+				return err
+			}
+		} else if bs.Command, err = b.command("command"); err != nil {
+			return err
+		}
+		s.Backends[name] = bs
+	}
+	return nil
 }
 
 // HTTPTarget is what a client's HTTP exchanges need: the endpoint's TLS

@@ -52,6 +52,13 @@ func NewRef() string {
 	return "urn:uuid:" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
+// RandomToken is 32 random bytes in hex (an upload credential nobody is given).
+func RandomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // ContentStore holds immutable bytes by receiver reference.
 type ContentStore struct {
 	mu    sync.Mutex

@@ -8,10 +8,16 @@ import (
 	"ahp-interop/adapters/go/sdk"
 )
 
-// settlement is how a chain settled.
+// settlement is how a chain settled: who was called, failed and notified,
+// the settled effective value, the state the last accepted reply left (nil:
+// none was accepted), whether a fail-closed failure ended it, and the
+// subscription whose accepted return bound the carried candidate ("" none).
 type settlement struct {
 	called, failures, observations []any
 	value                          any
+	state                          map[string]any
+	failedClosed                   bool
+	supplier                       string
 }
 
 func (s settlement) actual() map[string]any {
@@ -27,6 +33,7 @@ type chainRun struct {
 	subscriptions []map[string]any
 	interrupt     bool
 	holdObservers bool
+	noRelease     bool // the server never holds: no /release before the first call
 	request       map[string]any
 	boundary      *sdk.Boundary
 }
@@ -39,15 +46,9 @@ func (c *Client) runChain(row contract.Scenario) (map[string]any, error) {
 	}
 	run := &chainRun{c: c, sid: row.ID, interrupt: chain["interrupt"] == true,
 		holdObservers: chain["holdObservers"] == true}
-	for _, raw := range subs {
-		sub, _ := raw.(map[string]any)
-		if _, isString := sub["id"].(string); !isString {
-			return nil, failf("each chain subscription needs a string id")
-		}
-		if mode := sub["mode"]; mode != "intercept" && mode != "observe" {
-			return nil, &rowUnsupported{"chain subscription mode " + sdk.EncodeString(mode)}
-		}
-		run.subscriptions = append(run.subscriptions, sub)
+	var err error
+	if run.subscriptions, err = parseSubscriptions(subs); err != nil {
+		return nil, err
 	}
 	raw, _ := sdk.Path(row.Raw, "requests", "a").(map[string]any)
 	request, err := c.prepare(raw)
@@ -95,7 +96,7 @@ func (r *chainRun) settle() (settlement, error) {
 		}
 	}
 	interrupt := r.interrupt && len(intercepts) > 0
-	if len(intercepts) > 0 && !interrupt {
+	if len(intercepts) > 0 && !interrupt && !r.noRelease {
 		if err := c.post("/release", map[string]any{"id": r.rid}); err != nil {
 			return s, err
 		}
@@ -120,7 +121,7 @@ func (r *chainRun) settle() (settlement, error) {
 		if interrupt {
 			return r.interrupted(call, s.called, original, ch == nil, deadline)
 		}
-		out := r.outcome(msg, call, deadline)
+		out, reply := r.outcome(msg, call, deadline)
 		if out.Unsupported != "" {
 			return s, &rowUnsupported{out.Unsupported}
 		}
@@ -129,12 +130,18 @@ func (r *chainRun) settle() (settlement, error) {
 			s.failures = append(s.failures, sub["id"])
 			if sub["failurePolicy"] == "fail-closed" {
 				value = sdk.Clone(original) // a fail-closed failure denies
+				s.failedClosed = true
 				break
 			}
 			continue
 		}
 		value = sdk.EffectiveValue(b, out)
 		state = out.State
+		if state == nil || state["candidate"] == nil {
+			s.supplier = ""
+		} else if hasReturn(reply) {
+			s.supplier, _ = sub["id"].(string) // its return bound the candidate
+		}
 		if sdk.ShortCircuits(out) {
 			break
 		}
@@ -166,19 +173,30 @@ func (r *chainRun) settle() (settlement, error) {
 		}
 		s.observations = append(s.observations, sub["id"])
 	}
-	s.value = value
+	s.value, s.state = value, state
 	return s, nil
+}
+
+// hasReturn: the reply's effects include a return.
+func hasReturn(reply any) bool {
+	effects, _ := sdk.Path(reply, "result", "effects").([]any)
+	for _, e := range effects {
+		if sdk.Path(e, "type") == "return" {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is the call's reply evaluated by the core rules; every operational
 // failure (unreachable, a status other than 200, not JSON, another id, a
 // JSON-RPC error, the deadline, a rejection) is a rejected outcome.
-func (r *chainRun) outcome(msg map[string]any, call *contract.Call, deadline time.Duration) sdk.Outcome {
+func (r *chainRun) outcome(msg map[string]any, call *contract.Call, deadline time.Duration) (sdk.Outcome, any) {
 	reply, err := result(call, deadline, r.sid)
 	if err != nil {
-		return sdk.Outcome{Actual: map[string]any{"rejected": true}, Reason: "no reply: " + err.Error()}
+		return sdk.Outcome{Actual: map[string]any{"rejected": true}, Reason: "no reply: " + err.Error()}, nil
 	}
-	return r.c.evaluate(msg, reply)
+	return r.c.evaluate(msg, reply), reply
 }
 
 // interrupted: interrupt while the first call is in flight; once the server

@@ -290,8 +290,10 @@ func (c *Client) row(row contract.Scenario) any {
 		return map[string]any{"id": row.ID, "status": "failed", "error": c.problem}
 	}
 	var actual map[string]any
-	err := unsupportedIn(row)
-	if err == nil {
+	var err error
+	if c.settings.Suite == contract.SuiteCompaction {
+		actual, err = c.compactionRow(row)
+	} else if err = unsupportedIn(row); err == nil {
 		if _, isChain := row.Raw["chain"]; isChain {
 			actual, err = c.runChain(row)
 		} else {

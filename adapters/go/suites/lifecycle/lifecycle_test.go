@@ -338,7 +338,7 @@ func TestOtherSuites(t *testing.T) {
 	}
 	client := dir + "/client.json"
 	report := dir + "/report.json"
-	os.WriteFile(client, []byte(`{"suite": "compaction", "transport": "http", "scenarioFile": "`+scenarios+`",
+	os.WriteFile(client, []byte(`{"suite": "catalogue", "transport": "http", "scenarioFile": "`+scenarios+`",
 		"reportFile": "`+report+`", "language": "go"}`), 0o644)
 	if code, err := ClientRole(client); code != 0 || err != nil {
 		t.Fatalf("a client for another suite: %d %v", code, err)
@@ -349,7 +349,7 @@ func TestOtherSuites(t *testing.T) {
 	}
 	results := sdk.Path(got, "results").([]any)
 	if len(results) != 2 || sdk.Path(results[1], "status") != "unsupported" ||
-		!strings.Contains(sdk.Path(results[1], "error").(string), `"compaction"`) {
+		!strings.Contains(sdk.Path(results[1], "error").(string), `"catalogue"`) {
 		t.Errorf("report: %s", sdk.EncodeString(got))
 	}
 }

@@ -37,7 +37,7 @@ func ClientRole(configPath string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	if settings.Suite != contract.SuiteLifecycle {
+	if !contract.Implements(settings.Suite) {
 		why := fmt.Sprintf("suite %s is not implemented by ahp-go", sdk.EncodeString(settings.Suite))
 		results := []any{}
 		for _, row := range settings.Scenarios {

@@ -217,6 +217,10 @@ func Serve(settings *contract.SuiteServerSettings) (int, error) {
 		}
 	}
 	proc := contract.NewSuiteServer(settings)
-	proc.Backend = NewServer(schemas, proc, settings.Scenarios)
+	if settings.Suite == contract.SuiteCompaction {
+		proc.Backend = NewCompactionServer(schemas, proc, settings.Scenarios)
+	} else {
+		proc.Backend = NewServer(schemas, proc, settings.Scenarios)
+	}
 	return proc.Run()
 }
