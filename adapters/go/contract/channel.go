@@ -190,6 +190,23 @@ func (h *HTTPChannel) Call(msg any, timeout time.Duration) *Call {
 	return call
 }
 
+// Exchange is one POST of msg with the run's credentials: the status and
+// the body, whatever the status (an error: no answer).
+func (h *HTTPChannel) Exchange(msg any, timeout time.Duration) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(h.ctx, timeout)
+	defer cancel()
+	resp, err := h.post(ctx, h.url, msg)
+	if err != nil {
+		return 0, nil, &TransportError{fmt.Sprintf("HTTP exchange failed: %v", err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
+	if err != nil {
+		return 0, nil, &TransportError{fmt.Sprintf("reading the response failed: %v", err)}
+	}
+	return resp.StatusCode, data, nil
+}
+
 // Replay is Call: over HTTP every POST has its own answer.
 func (h *HTTPChannel) Replay(msg any, timeout time.Duration) *Call { return h.Call(msg, timeout) }
 

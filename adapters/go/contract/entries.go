@@ -21,6 +21,7 @@ const (
 var Marks = map[string]bool{
 	"acquired": true, "accepted": true, "cancelled": true, "discarded": true,
 	"chain-settled": true, "observer-blocked": true,
+	"row-start": true, // the elicitation suite's
 }
 
 // WaitLimit bounds a control wait (then 408).

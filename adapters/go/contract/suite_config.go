@@ -13,12 +13,13 @@ import (
 // Suites past core run through the lifecycle commands; the config's suite
 // says which (docs/CONTRACT.md, "One command pair for every suite past core").
 const (
-	SuiteLifecycle  = "lifecycle"
-	SuiteCompaction = "compaction"
+	SuiteLifecycle   = "lifecycle"
+	SuiteCompaction  = "compaction"
+	SuiteElicitation = "elicitation"
 )
 
 // SuitesImplemented are the suites past core the lifecycle commands run.
-var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction}
+var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction, SuiteElicitation}
 
 // Implements reports whether suite is one of SuitesImplemented.
 func Implements(suite string) bool {

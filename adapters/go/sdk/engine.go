@@ -45,13 +45,18 @@ type Options struct {
 // hooks/intercept request, under the composition rules of docs/scenarios.md:
 // phase 1 accepts the whole response or rejects it; phase 2 applies it.
 func Apply(check Checker, request map[string]any, response any, opts Options) (out Outcome) {
-	params := Object(request["params"])
-	event := Object(params["event"])
-	eventType, _ := event["type"].(string)
+	eventType, _ := Path(request, "params", "event", "type").(string)
 	b := BoundaryFor(eventType)
 	if b == nil {
 		return Outcome{Unsupported: fmt.Sprintf("event type %q is not implemented by ahp-go", eventType)}
 	}
+	return ApplyAt(b, check, request, response, opts)
+}
+
+// ApplyAt is Apply at the boundary b (one outside the core set's table).
+func ApplyAt(b *Boundary, check Checker, request map[string]any, response any, opts Options) (out Outcome) {
+	params := Object(request["params"])
+	event := Object(params["event"])
 	t := &transaction{
 		b: b, check: check, request: request, event: event,
 		caps: Object(params["capabilities"]), state: Object(params["state"]),

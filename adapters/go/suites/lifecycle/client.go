@@ -48,6 +48,7 @@ func sortedKeys(m map[string]any) []string {
 type strays struct {
 	mu       sync.Mutex
 	expected map[string]chan struct{}
+	current  chan any // the elicitation wire's exchange in flight: it takes the next frame
 }
 
 func (s *strays) expect(id any) chan struct{} {
@@ -61,6 +62,12 @@ func (s *strays) expect(id any) chan struct{} {
 func (s *strays) frame(frame any) {
 	key := sdk.EncodeString(sdk.Path(frame, "id"))
 	s.mu.Lock()
+	if exchange := s.current; exchange != nil {
+		s.current = nil
+		s.mu.Unlock()
+		exchange <- frame
+		return
+	}
 	ch, ok := s.expected[key]
 	delete(s.expected, key)
 	s.mu.Unlock()
@@ -88,6 +95,7 @@ type Client struct {
 	sources        map[string]contract.ContentSource
 	contentUploads []any
 	sends          map[string]int // intercepts sent per request id
+	forms          *sdk.FormSchemas
 	observed       map[string]int // observations sent per event id
 }
 
@@ -293,6 +301,8 @@ func (c *Client) row(row contract.Scenario) any {
 	var err error
 	if c.settings.Suite == contract.SuiteCompaction {
 		actual, err = c.compactionRow(row)
+	} else if c.settings.Suite == contract.SuiteElicitation {
+		actual, err = c.elicitationRow(row)
 	} else if err = unsupportedIn(row); err == nil {
 		if _, isChain := row.Raw["chain"]; isChain {
 			actual, err = c.runChain(row)

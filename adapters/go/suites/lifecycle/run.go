@@ -64,7 +64,7 @@ func ClientRole(configPath string) (int, error) {
 		return 2, err
 	}
 	names := append([]string{sdk.InterceptRequest, sdk.InterceptResponse, ObserveNotification, UploadReceipt},
-		sdk.Definitions()...)
+		append(sdk.Definitions(), sdk.ElicitationDefinitions()...)...)
 	for _, name := range names {
 		if _, err := schemas.Compile(name); err != nil {
 			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
@@ -168,7 +168,7 @@ func newClient(settings *contract.SuiteClientSettings, schemas *sdk.Schemas) *Cl
 	c := &Client{settings: settings, schemas: schemas, strays: &strays{expected: map[string]chan struct{}{}},
 		backends: map[string]contract.Channel{}, aliases: map[string]string{},
 		sources: map[string]contract.ContentSource{}, sends: map[string]int{}, observed: map[string]int{},
-		contentUploads: []any{}, uploadURL: settings.Upload.Endpoint}
+		contentUploads: []any{}, uploadURL: settings.Upload.Endpoint, forms: sdk.NewFormSchemas()}
 	for _, s := range settings.ContentSources {
 		c.sources[s.Ref] = s
 	}

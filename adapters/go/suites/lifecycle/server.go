@@ -217,9 +217,21 @@ func Serve(settings *contract.SuiteServerSettings) (int, error) {
 		}
 	}
 	proc := contract.NewSuiteServer(settings)
-	if settings.Suite == contract.SuiteCompaction {
+	switch settings.Suite {
+	case contract.SuiteCompaction:
 		proc.Backend = NewCompactionServer(schemas, proc, settings.Scenarios)
-	} else {
+	case contract.SuiteElicitation:
+		for _, name := range sdk.ElicitationDefinitions() {
+			if _, err := schemas.Compile(name); err != nil {
+				return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
+			}
+		}
+		source, err := authenticatedSource(settings)
+		if err != nil {
+			return 2, err
+		}
+		proc.Backend = NewElicitationServer(schemas, proc, settings.Scenarios, source)
+	default:
 		proc.Backend = NewServer(schemas, proc, settings.Scenarios)
 	}
 	return proc.Run()
