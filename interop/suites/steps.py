@@ -9,16 +9,19 @@ the run, may probe the running server, then stops it with `stop_server`.
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import CombinationError, Outcome
+from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.server import Server, ServerStartError
+from interop.suites.base import Job
 
 
 @dataclass
@@ -157,3 +160,63 @@ def refusing_port() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     return sock
+
+
+STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
+COMMANDS = ("lifecycleClient", "lifecycleServer")
+
+
+def stdio_auth_none(combination: Combination) -> str | None:
+    """The applicability of every step suite: stdio runs with auth none only."""
+    if combination.transport == "stdio" and combination.auth != "none":
+        return STDIO_AUTH
+    return None
+
+
+def one_job_each(combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
+    """A job per combination, costliest first (client and server weights)."""
+    jobs = [Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations]
+    return sorted(jobs, key=lambda job: -job.cost)
+
+
+def run_sets(
+    suite: str,
+    job: Job,
+    ctx: RunContext,
+    sets: Iterable[Any],
+    adapters: dict[str, Adapter],
+    run_set: Callable[[Outcome, Combination, Any], None],
+    done: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """One combination's run of a step suite: `run_set(outcome, combination, set)` per
+    scenario set; every row unsupported when an adapter lacks the lifecycle commands;
+    an interrupt stops before the next set."""
+    combination = job.combinations[0]
+    outcome = Outcome(suite, combination)
+    started = time.monotonic()
+    missing = [
+        f"{name} has no {key!r} command"
+        for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
+        if adapters[name].command(key) is None
+    ]
+    for scenario_set in sets:
+        if missing:
+            outcome.rows += [
+                RowVerdict(
+                    scenario_set.name,
+                    s.id,
+                    Status.UNSUPPORTED,
+                    s.expected,
+                    error="; ".join(missing),
+                )
+                for s in scenario_set.scenarios
+            ]
+            continue
+        if ctx.cancelled.is_set():
+            outcome.errors.append(CombinationError("run", "Cancelled", "the run was interrupted"))
+            break
+        run_set(outcome, combination, scenario_set)
+    outcome.seconds = time.monotonic() - started
+    if done is not None:
+        done(outcome)
+    return [outcome]

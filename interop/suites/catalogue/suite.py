@@ -21,11 +21,10 @@ from interop.suites.base import Job
 from interop.suites.catalogue import probes
 from interop.suites.catalogue.scenarios import CatalogueSet, CatalogueSets, load_sets
 from interop.suites.catalogue.verify import verify_set
-from interop.suites.steps import run_step_client, stop_server
+from interop.suites.steps import one_job_each, run_step_client, stdio_auth_none, stop_server
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
-STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
 
 
@@ -42,15 +41,10 @@ class CatalogueSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-        if combination.transport == "stdio" and combination.auth != "none":
-            return STDIO_AUTH
-        return None
+        return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
-        jobs = [
-            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
-        ]
-        return sorted(jobs, key=lambda job: -job.cost)
+        return one_job_each(combinations, adapters)
 
     def run(
         self,

@@ -10,23 +10,28 @@ unsupported.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.results import Outcome, RowVerdict, Status
 from interop.runtime.context import RunContext
 from interop.suites.base import Job
 from interop.suites.compaction.scenarios import CompactionSet, CompactionSets, load_sets
 from interop.suites.compaction.verify import verify_set
-from interop.suites.steps import refusing_port, run_step_client, stop_server
+from interop.suites.steps import (
+    COMMANDS,
+    one_job_each,
+    refusing_port,
+    run_sets,
+    run_step_client,
+    stdio_auth_none,
+    stop_server,
+)
 
 Done = Callable[[Outcome], None]
-COMMANDS = ("lifecycleClient", "lifecycleServer")
-STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 RECEIPTS = "lifecycle-control.schema.json#/$defs/receipts"
 
 
@@ -41,15 +46,10 @@ class CompactionSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-        if combination.transport == "stdio" and combination.auth != "none":
-            return STDIO_AUTH
-        return None
+        return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
-        jobs = [
-            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
-        ]
-        return sorted(jobs, key=lambda job: -job.cost)
+        return one_job_each(combinations, adapters)
 
     def run(
         self,
@@ -59,37 +59,12 @@ class CompactionSuite:
         adapters: dict[str, Adapter],
         done: Done | None = None,
     ) -> list[Outcome]:
-        combination = job.combinations[0]
-        outcome = Outcome(self.name, combination)
-        started = time.monotonic()
-        missing = [
-            f"{name} has no {key!r} command"
-            for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
-            if adapters[name].command(key) is None
-        ]
-        for scenario_set in sets:
-            if missing:
-                outcome.rows += [
-                    RowVerdict(
-                        scenario_set.name,
-                        s.id,
-                        Status.UNSUPPORTED,
-                        s.expected,
-                        error="; ".join(missing),
-                    )
-                    for s in scenario_set.scenarios
-                ]
-                continue
-            if ctx.cancelled.is_set():
-                outcome.errors.append(
-                    CombinationError("run", "Cancelled", "the run was interrupted")
-                )
-                break
+        def run_set(
+            outcome: Outcome, combination: Combination, scenario_set: CompactionSet
+        ) -> None:
             self._run_set(ctx, outcome, combination, scenario_set, adapters)
-        outcome.seconds = time.monotonic() - started
-        if done is not None:
-            done(outcome)
-        return [outcome]
+
+        return run_sets(self.name, job, ctx, sets, adapters, run_set, done)
 
     def _run_set(
         self,

@@ -49,12 +49,12 @@ from interop.suites.isolation.scenarios import (
     load_sets,
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
+from interop.suites.steps import stdio_auth_none
 from interop.trust import Authority
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
-STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 CAPTURE_PATH = "/capture"
 COOKIE_NAME = "ahp-isolation"
 
@@ -70,9 +70,7 @@ class IsolationSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-        if combination.transport == "stdio" and combination.auth != "none":
-            return STDIO_AUTH
-        return None
+        return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
         jobs = [

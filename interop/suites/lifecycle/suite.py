@@ -27,12 +27,11 @@ from interop.suites.base import Job
 from interop.suites.lifecycle import probes
 from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
 from interop.suites.lifecycle.verify import verify_set
-from interop.suites.steps import refusing_port
+from interop.suites.steps import one_job_each, refusing_port, stdio_auth_none
 
 Done = Callable[[Outcome], None]
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
 UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
-STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 
 
 class LifecycleSuite:
@@ -53,15 +52,10 @@ class LifecycleSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-        if combination.transport == "stdio" and combination.auth != "none":
-            return STDIO_AUTH
-        return None
+        return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
-        jobs = [
-            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
-        ]
-        return sorted(jobs, key=lambda job: -job.cost)
+        return one_job_each(combinations, adapters)
 
     def run(
         self,
