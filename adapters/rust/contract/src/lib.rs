@@ -1,0 +1,1 @@
+//! ahp-contract: the adapter contract (configs, transports, processes). Knows nothing of AHP effects.
