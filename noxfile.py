@@ -135,6 +135,14 @@ def fuzz(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Build, then time the suites beside the floor; arguments go to `python -m interop bench`."""
+    _install(session)
+    _build_adapters(session)
+    session.run("python", "-m", "interop", "bench", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def schemas(session: nox.Session) -> None:
     """Check the canonical schemas against the upstream golden fixtures."""
     _install(session)

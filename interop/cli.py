@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from interop import ROOT, __version__, shard
+from interop.bench.run import PARTS as BENCH_PARTS
+from interop.bench.run import BenchOptions, run_bench
 from interop.contract.manifest import Adapter, ManifestError, discover
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
@@ -261,6 +263,35 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a missing OLD.json is no error (the first nightly has no baseline)",
     )
+    bench = commands.add_parser(
+        "bench",
+        help="time the suites over the grid beside the physical floor (reports/bench.json)",
+    )
+    adapter_options(bench)
+    bench.add_argument(
+        "--suite",
+        nargs="+",
+        choices=[*SUITES, "all"],
+        metavar="SUITE",
+        help=f"the suites of the `suites` part: one or more of {', '.join(SUITES)}, or all "
+        "(default: all)",
+    )
+    bench.add_argument(
+        "--parts",
+        nargs="+",
+        choices=BENCH_PARTS,
+        default=list(BENCH_PARTS),
+        help=f"what to measure (default: all of {', '.join(BENCH_PARTS)})",
+    )
+    bench.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=os.cpu_count() or 1,
+        help="parallel workers of the matrix runs (default: the number of CPUs)",
+    )
+    bench.add_argument(
+        "--output", type=Path, default=ROOT / "reports" / "bench.json", metavar="FILE"
+    )
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
     adapter_options(build)
     packing = build.add_mutually_exclusive_group()
@@ -331,6 +362,20 @@ def _fuzz(args: argparse.Namespace, adapters: dict[str, Adapter], argv: list[str
         argv=argv,
     )
     return run_fuzz(options, adapters)
+
+
+def _bench(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
+    passed_on = [f"--adapter-dir={p.resolve()}" for p in args.adapter_dir]
+    passed_on.append(f"--adapters-root={args.adapters_root.resolve()}")
+    options = BenchOptions(
+        adapters=_select(adapters, args.adapters, "adapters"),
+        suites=list(SUITES) if not args.suite or "all" in args.suite else args.suite,
+        jobs=args.jobs,
+        parts=tuple(dict.fromkeys(args.parts)),
+        output=args.output.resolve(),
+        matrix_args=passed_on,
+    )
+    return run_bench(options, adapters)
 
 
 def _smoke(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
@@ -480,6 +525,8 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
                 count = unpack(args.unpack.resolve())
                 print(f"unpacked {count} entries from {args.unpack}", file=sys.stderr)
             return _run_each(adapters, names, "build")
+        if args.command == "bench":
+            return _bench(args, adapters)
         if args.command == "unit-tests":
             return unit_tests(adapters, _select(adapters, args.adapters, "adapters"))
         if args.command == "smoke":

@@ -419,7 +419,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             complete = options.whole_grid and options.shard is None and not interrupted
             document, known_problems = apply_known(document, options.known, complete=complete)
         document["coverage"] = coverage(document, ROOT)
-        timings = build_timings(outcomes, time.monotonic() - started)
+        timings = build_timings(outcomes, time.monotonic() - started, ctx.registry.started)
         written = write_reports(paths, document, timings, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet)
         if not options.quiet:

@@ -47,13 +47,19 @@ def _load(path: Path) -> dict[str, Any]:
 def _timings(reports: list[Path]) -> dict[str, Any]:
     """The shards' timings merged: every combination, suites added up, the longest total
     (the shards ran side by side). A shard without a timings file adds nothing."""
-    merged: dict[str, Any] = {"totalSeconds": 0.0, "suites": {}, "combinations": {}}
+    merged: dict[str, Any] = {
+        "totalSeconds": 0.0,
+        "processStarts": 0,
+        "suites": {},
+        "combinations": {},
+    }
     for report in reports:
         paths = ReportPaths.for_output(report)
         if not paths.timings.exists():
             continue
         timings = json.loads(paths.timings.read_text(encoding="utf-8"))
         merged["totalSeconds"] = max(merged["totalSeconds"], timings.get("totalSeconds", 0.0))
+        merged["processStarts"] += timings.get("processStarts", 0)
         for suite, seconds in timings.get("suites", {}).items():
             merged["suites"][suite] = round(merged["suites"].get(suite, 0.0) + seconds, 3)
         merged["combinations"].update(timings.get("combinations", {}))

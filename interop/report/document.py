@@ -152,7 +152,9 @@ def read_outcomes(document: dict[str, Any]) -> list[Outcome]:
     return outcomes
 
 
-def build_timings(outcomes: list[Outcome], total: float) -> dict[str, Any]:
+def build_timings(outcomes: list[Outcome], total: float, started: int = 0) -> dict[str, Any]:
+    """Seconds per suite and per combination, the run's total, and the number of
+    processes the harness started (`processStarts`; the adapters' own children not)."""
     suites: dict[str, float] = {}
     combinations: dict[str, float] = {}
     for outcome in outcomes:
@@ -160,6 +162,7 @@ def build_timings(outcomes: list[Outcome], total: float) -> dict[str, Any]:
         combinations[f"{outcome.suite}/{outcome.combination.key}"] = round(outcome.seconds, 3)
     return {
         "totalSeconds": round(total, 3),
+        "processStarts": started,
         "suites": {k: round(v, 3) for k, v in sorted(suites.items())},
         "combinations": dict(sorted(combinations.items())),
     }

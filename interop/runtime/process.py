@@ -247,6 +247,7 @@ class Registry:
         self._owners: set[str] = set()
         self._lock = threading.Lock()
         self.closed = False
+        self.started = 0  # processes this run started (the bench's count; adapters' own not)
 
     def spawn(self, command: Sequence[str], *, owner: str, **options: Any) -> Spawned:
         """`spawn` under `owner`, unless the run is being torn down (RunCancelled)."""
@@ -254,7 +255,9 @@ class Registry:
             if self.closed:
                 raise RunCancelled(f"not starting {options.get('label', 'a process')}: interrupted")
             self._owners.add(owner)
-            return spawn(command, owner=owner, **options)
+            spawned = spawn(command, owner=owner, **options)
+            self.started += 1
+            return spawned
 
     def owner_enter(self, name: str) -> None:
         with self._lock:
