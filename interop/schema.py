@@ -127,7 +127,7 @@ def strict_format_checker() -> FormatChecker:
         raise FormatSupportError(
             "format checking unavailable for "
             + ", ".join(missing)
-            + ": install jsonschema[format-nongpl] (rfc3339-validator, rfc3986-validator)"
+            + ": install rfc3339-validator and rfc3986-validator (pyproject.toml)"
         )
     return checker
 
