@@ -193,9 +193,13 @@ func (h *HTTPChannel) Call(msg any, timeout time.Duration) *Call {
 // Exchange is one POST of msg with the run's credentials: the status and
 // the body, whatever the status (an error: no answer).
 func (h *HTTPChannel) Exchange(msg any, timeout time.Duration) (int, []byte, error) {
+	return h.exchange(h.url, msg, timeout)
+}
+
+func (h *HTTPChannel) exchange(target string, msg any, timeout time.Duration) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()
-	resp, err := h.post(ctx, h.url, msg)
+	resp, err := h.post(ctx, target, msg)
 	if err != nil {
 		return 0, nil, &TransportError{fmt.Sprintf("HTTP exchange failed: %v", err)}
 	}
@@ -205,6 +209,17 @@ func (h *HTTPChannel) Exchange(msg any, timeout time.Duration) (int, []byte, err
 		return 0, nil, &TransportError{fmt.Sprintf("reading the response failed: %v", err)}
 	}
 	return resp.StatusCode, data, nil
+}
+
+// ExchangeAt is Exchange to a route of the endpoint's base (the endpoint
+// without /intercept), "capabilities" or "observe"; "" is the endpoint.
+func (h *HTTPChannel) ExchangeAt(route string, msg any, timeout time.Duration) (int, []byte, error) {
+	target := h.url
+	if u, err := url.Parse(h.url); err == nil && route != "" {
+		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/intercept"), "/") + "/" + route
+		target = u.String()
+	}
+	return h.exchange(target, msg, timeout)
 }
 
 // Replay is Call: over HTTP every POST has its own answer.

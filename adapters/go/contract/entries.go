@@ -15,6 +15,9 @@ const (
 	EntryUpload   = "upload"
 	EntryObserved = "observed"
 	EntryEmitted  = "emitted"
+	// the catalogue suite's
+	EntryDiscovery = "discovery"
+	EntryRejected  = "rejected"
 )
 
 // Marks are the entry kinds POST /mark accepts.
@@ -74,12 +77,20 @@ func (l *EntryLog) Snapshot() map[string]any {
 // Wait blocks until count entries of kind name id (true), or until limit
 // passes or stop closes (false).
 func (l *EntryLog) Wait(kind string, id any, count int, limit time.Duration, stop <-chan struct{}) bool {
+	return l.WaitAny([]string{kind}, id, count, limit, stop)
+}
+
+// WaitAny is Wait counting the entries of every kind of kinds together.
+func (l *EntryLog) WaitAny(kinds []string, id any, count int, limit time.Duration, stop <-chan struct{}) bool {
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
-	k := entryKey{kind, sdk.EncodeString(id)}
+	name := sdk.EncodeString(id)
 	for {
 		l.mu.Lock()
-		n, changed := l.counts[k], l.changed
+		n, changed := 0, l.changed
+		for _, kind := range kinds {
+			n += l.counts[entryKey{kind, name}]
+		}
 		l.mu.Unlock()
 		if n >= count {
 			return true

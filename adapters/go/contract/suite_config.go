@@ -16,10 +16,11 @@ const (
 	SuiteLifecycle   = "lifecycle"
 	SuiteCompaction  = "compaction"
 	SuiteElicitation = "elicitation"
+	SuiteCatalogue   = "catalogue"
 )
 
 // SuitesImplemented are the suites past core the lifecycle commands run.
-var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction, SuiteElicitation}
+var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction, SuiteElicitation, SuiteCatalogue}
 
 // Implements reports whether suite is one of SuitesImplemented.
 func Implements(suite string) bool {
@@ -32,8 +33,8 @@ func Implements(suite string) bool {
 }
 
 // needsUploads: the suites whose configs carry upload blocks (compaction
-// text is inline).
-func needsUploads(suite string) bool { return suite != SuiteCompaction }
+// text is inline; the catalogue uses no uploads).
+func needsUploads(suite string) bool { return suite != SuiteCompaction && suite != SuiteCatalogue }
 
 // Unreachable is the reserved backend name a client config's backends define.
 const Unreachable = "unreachable"

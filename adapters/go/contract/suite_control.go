@@ -20,8 +20,12 @@ type SuiteControl struct {
 	Entries  *EntryLog
 	Barriers *Barriers
 	Emit     func(frame any) // nil over HTTP: /emit is refused
-	once     sync.Once
-	done     chan struct{}
+	// Observed are the entry kinds /wait-observed counts (nil: observed).
+	Observed []string
+	// Calls are the POST calls served besides /shutdown (nil: every one).
+	Calls map[string]bool
+	once  sync.Once
+	done  chan struct{}
 }
 
 // NewSuiteControl makes the handler; Done closes at POST /shutdown.
@@ -63,6 +67,10 @@ func (c *SuiteControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if c.Calls != nil && r.URL.Path != "/shutdown" && !c.Calls[r.URL.Path] {
+		http.NotFound(w, r)
+		return
+	}
 	data, status := readBody(w, r)
 	if status != 0 {
 		w.WriteHeader(status)
@@ -98,7 +106,11 @@ func (c *SuiteControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "/wait-observed needs a string eventId and a positive integer count")
 			return
 		}
-		if !c.Entries.Wait(EntryObserved, id, n, WaitLimit, c.done) {
+		kinds := c.Observed
+		if kinds == nil {
+			kinds = []string{EntryObserved}
+		}
+		if !c.Entries.WaitAny(kinds, id, n, WaitLimit, c.done) {
 			fail(w, http.StatusRequestTimeout, "%d observation(s) of %s did not arrive in time", n, id)
 			return
 		}

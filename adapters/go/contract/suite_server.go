@@ -33,6 +33,12 @@ type SuiteDispatcher interface {
 	Dispatch(msg any) SuiteAnswer
 }
 
+// CapabilitiesGetter is a dispatcher that answers GET /capabilities itself
+// (else it is dispatched as the discovery request a client would send).
+type CapabilitiesGetter interface {
+	GetCapabilities() SuiteAnswer
+}
+
 // SuiteServer is a lifecycle-style server process: the entry log, the held
 // replies by id, the content store, and the AHP side.
 type SuiteServer struct {
@@ -42,13 +48,24 @@ type SuiteServer struct {
 	Store    *ContentStore
 	Backend  SuiteDispatcher
 	Closing  chan struct{} // closed at shutdown: unanswered exchanges end
-	once     sync.Once
+	// ObservedKinds and ControlCalls configure the control listener
+	// (SuiteControl.Observed and .Calls).
+	ObservedKinds []string
+	ControlCalls  map[string]bool
+	once          sync.Once
 }
 
 // NewSuiteServer makes the shared parts; the caller sets Backend.
 func NewSuiteServer(s *SuiteServerSettings) *SuiteServer {
 	return &SuiteServer{Settings: s, Entries: NewEntryLog(), Barriers: NewBarriers(),
 		Store: NewContentStore(), Closing: make(chan struct{})}
+}
+
+// NewControl is the control listener's handler of s.
+func (s *SuiteServer) NewControl() *SuiteControl {
+	c := NewSuiteControl(s.Entries, s.Barriers)
+	c.Observed, c.Calls = s.ObservedKinds, s.ControlCalls
+	return c
 }
 
 func (s *SuiteServer) shutdown() {
@@ -61,7 +78,7 @@ func (s *SuiteServer) shutdown() {
 // Run serves until POST /shutdown, EOF on stdin (stdio) or SIGTERM/SIGINT.
 func (s *SuiteServer) Run() (int, error) {
 	settings := s.Settings
-	control := NewSuiteControl(s.Entries, s.Barriers)
+	control := s.NewControl()
 	controlListener, err := Listen()
 	if err != nil {
 		return 1, err
@@ -165,7 +182,11 @@ func (h *suiteHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		a = h.server.Backend.Dispatch(Discovery())
+		if getter, ok := h.server.Backend.(CapabilitiesGetter); ok {
+			a = getter.GetCapabilities()
+		} else {
+			a = h.server.Backend.Dispatch(Discovery())
+		}
 	case http.MethodPost:
 		body, status := readBody(w, r)
 		if status != 0 {

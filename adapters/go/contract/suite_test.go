@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,40 @@ func TestUploadReceiver(t *testing.T) {
 	}
 	if entries99 != 1 {
 		t.Error("the short upload was not recorded with its declared size")
+	}
+}
+
+func TestWaitAnyAndCatalogueConfigs(t *testing.T) {
+	l := NewEntryLog()
+	l.Record(map[string]any{"kind": EntryObserved, "eventId": "e"}, "eventId")
+	l.Record(map[string]any{"kind": EntryRejected, "eventId": "e"}, "eventId")
+	if !l.WaitAny([]string{EntryObserved, EntryRejected}, "e", 2, time.Minute, nil) {
+		t.Fatal("WaitAny did not count both kinds")
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if l.Wait(EntryObserved, "e", 2, time.Minute, stop) {
+		t.Fatal("Wait counted a rejected entry")
+	}
+	dir := t.TempDir()
+	rows := dir + "/rows.json"
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(rows, `{"version": 1, "suite": "catalogue", "scenarios": [{"id": "one", "steps": []}]}`)
+	write(dir+"/server.json", `{"suite": "catalogue", "transport": "http", "readinessFile": "`+dir+`/ready.json",
+		"scenarioFile": "`+rows+`", "auth": {"mode": "none"}}`)
+	server, err := LoadSuiteServer(dir + "/server.json")
+	if err != nil || server.Suite != SuiteCatalogue || server.UploadToken == "" {
+		t.Fatalf("a catalogue server config without uploadAuth: %v", err)
+	}
+	write(dir+"/client.json", `{"suite": "catalogue", "transport": "http", "scenarioFile": "`+rows+`",
+		"reportFile": "`+dir+`/report.json", "childPidFile": "`+dir+`/child.json", "auth": {"mode": "none"},
+		"timeoutMs": 1000, "endpoint": "http://127.0.0.1:1/intercept", "controlEndpoint": "http://127.0.0.1:2"}`)
+	client, err := LoadSuiteClient(dir + "/client.json")
+	if err != nil || client.Suite != SuiteCatalogue || len(client.Scenarios) != 1 {
+		t.Fatalf("a catalogue client config without upload: %v", err)
 	}
 }

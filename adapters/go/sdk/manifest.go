@@ -59,3 +59,67 @@ func DiscoveryResult() map[string]any {
 		},
 	}
 }
+
+// CatalogueEventTypes is every event type of the protocol but hook.failure,
+// in the order of common.schema.json#/$defs/eventType (a test compares them).
+var CatalogueEventTypes = []string{
+	"tool.before", "tool.after", "session.start", "config.change.before", "turn.start",
+	"turn.finish.before", "model.request.before", "model.response.after", "model.switch.before",
+	"tool.permission.request", "tool.batch.after", "context.compact.before", "context.compact.after",
+	"task.change.before", "user.elicitation.request", "user.elicitation.result", "user.message.inbound",
+	"user.message.outbound", "workspace.change.before", "session.end", "config.change.after", "turn.end",
+	"turn.progress", "model.error", "model.switch.after", "tool.permission.resolved", "tool.progress",
+	"task.change.after", "user.attention", "workspace.change.after", "file.changed",
+}
+
+// catalogueIntercepted are the three events the catalogue manifest also
+// offers for interception, with their capabilities.
+func catalogueIntercepted(event string) map[string]any {
+	switch event {
+	case "tool.before":
+		return map[string]any{
+			"effects": []any{"deny", "allow", "ask", "modify", "message", "flow"},
+			"modify":  map[string]any{"input": map[string]any{"replace": true, "merge": true}},
+			"flow":    map[string]any{"operations": []any{"stop"}},
+		}
+	case "tool.after":
+		return map[string]any{
+			"effects": []any{"modify", "message"},
+			"modify":  map[string]any{"output": map[string]any{"replace": true, "merge": false}},
+		}
+	case "turn.start":
+		return map[string]any{"effects": []any{"deny", "message"}}
+	}
+	return nil
+}
+
+// CatalogueManifest is M, the catalogue suite's manifest (docs/CATALOGUE.md,
+// "Discovery"), built here and fresh at every call.
+func CatalogueManifest() map[string]any {
+	events := []any{}
+	for _, event := range CatalogueEventTypes {
+		entry := map[string]any{"event": event, "modes": []any{"observe"}}
+		if caps := catalogueIntercepted(event); caps != nil {
+			entry["modes"] = []any{"intercept", "observe"}
+			entry["capabilities"] = caps
+		}
+		events = append(events, entry)
+	}
+	return map[string]any{
+		"events":                    events,
+		"gaps":                      []any{},
+		"transports":                []any{"http"},
+		"authentication":            []any{"bearer"},
+		"toolPaths":                 []any{"native"},
+		"contentCategories":         []any{"text"},
+		"limits":                    map[string]any{"minTimeoutMs": 100, "maxTimeoutMs": 30000},
+		"managedPolicy":             map[string]any{"scopes": []any{"user", "project"}, "disableable": true},
+		"correlationIdentityFields": []any{"session.id", "call.id"},
+	}
+}
+
+// CatalogueDiscoveryResult is the result of hooks/capabilities in the
+// catalogue suite.
+func CatalogueDiscoveryResult() map[string]any {
+	return map[string]any{"protocolVersion": ProtocolVersion, "manifest": CatalogueManifest()}
+}

@@ -97,6 +97,7 @@ type Client struct {
 	sends          map[string]int // intercepts sent per request id
 	forms          *sdk.FormSchemas
 	observed       map[string]int // observations sent per event id
+	catalogue      catalogueState
 }
 
 func (c *Client) timeout() time.Duration { return c.settings.Timeout() }
@@ -299,7 +300,9 @@ func (c *Client) row(row contract.Scenario) any {
 	}
 	var actual map[string]any
 	var err error
-	if c.settings.Suite == contract.SuiteCompaction {
+	if c.settings.Suite == contract.SuiteCatalogue {
+		actual, err = c.catalogueRow(row)
+	} else if c.settings.Suite == contract.SuiteCompaction {
 		actual, err = c.compactionRow(row)
 	} else if c.settings.Suite == contract.SuiteElicitation {
 		actual, err = c.elicitationRow(row)

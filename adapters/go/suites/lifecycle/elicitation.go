@@ -113,10 +113,14 @@ func (c *Client) elicitationRow(row contract.Scenario) (map[string]any, error) {
 
 // exchange sends msg without the SDK's checks: the HTTP status (0 over
 // stdio) and the parsed answer (malformed: not strict JSON).
-func (c *Client) exchange(msg any) (int, any, error) {
+func (c *Client) exchange(msg any) (int, any, error) { return c.exchangeAt("", msg) }
+
+// exchangeAt is exchange over HTTP to route of the endpoint's base ("": the
+// endpoint itself); over stdio the next frame is the answer, whatever its id.
+func (c *Client) exchangeAt(route string, msg any) (int, any, error) {
 	switch ch := c.channel.(type) {
 	case *contract.HTTPChannel:
-		status, data, err := ch.Exchange(msg, c.timeout())
+		status, data, err := ch.ExchangeAt(route, msg, c.timeout())
 		if err != nil {
 			return 0, nil, failf("%v", err)
 		}

@@ -330,7 +330,7 @@ func TestOtherSuites(t *testing.T) {
 	scenarios := dir + "/rows.json"
 	os.WriteFile(scenarios, []byte(`{"scenarios": [{"id": "one"}, {"id": "two"}]}`), 0o644)
 	server := dir + "/server.json"
-	os.WriteFile(server, []byte(`{"suite": "catalogue", "transport": "http", "readinessFile": "`+dir+`/ready.json",
+	os.WriteFile(server, []byte(`{"suite": "future-suite", "transport": "http", "readinessFile": "`+dir+`/ready.json",
 		"scenarioFile": "`+scenarios+`", "auth": {"mode": "none"}, "uploadAuth": {"token": "0123456789abcdef"}}`), 0o644)
 	code, err := ServerRole(server)
 	if code != 2 || !contract.IsConfigError(err) || !strings.Contains(err.Error(), "field suite") {
@@ -338,7 +338,7 @@ func TestOtherSuites(t *testing.T) {
 	}
 	client := dir + "/client.json"
 	report := dir + "/report.json"
-	os.WriteFile(client, []byte(`{"suite": "catalogue", "transport": "http", "scenarioFile": "`+scenarios+`",
+	os.WriteFile(client, []byte(`{"suite": "future-suite", "transport": "http", "scenarioFile": "`+scenarios+`",
 		"reportFile": "`+report+`", "language": "go"}`), 0o644)
 	if code, err := ClientRole(client); code != 0 || err != nil {
 		t.Fatalf("a client for another suite: %d %v", code, err)
@@ -349,7 +349,7 @@ func TestOtherSuites(t *testing.T) {
 	}
 	results := sdk.Path(got, "results").([]any)
 	if len(results) != 2 || sdk.Path(results[1], "status") != "unsupported" ||
-		!strings.Contains(sdk.Path(results[1], "error").(string), `"catalogue"`) {
+		!strings.Contains(sdk.Path(results[1], "error").(string), `"future-suite"`) {
 		t.Errorf("report: %s", sdk.EncodeString(got))
 	}
 }

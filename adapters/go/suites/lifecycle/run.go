@@ -65,6 +65,10 @@ func ClientRole(configPath string) (int, error) {
 	}
 	names := append([]string{sdk.InterceptRequest, sdk.InterceptResponse, ObserveNotification, UploadReceipt},
 		append(sdk.Definitions(), sdk.ElicitationDefinitions()...)...)
+	catalogue := settings.Suite == contract.SuiteCatalogue
+	if catalogue {
+		names = CatalogueSchemas
+	}
 	for _, name := range names {
 		if _, err := schemas.Compile(name); err != nil {
 			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
@@ -78,10 +82,16 @@ func ClientRole(configPath string) (int, error) {
 	extra := map[string]any{}
 	func() {
 		defer c.close()
+		if catalogue {
+			c.discover()
+			extra["discovery"] = c.catalogue.discovery
+		}
 		for _, row := range settings.Scenarios {
 			results = append(results, c.row(row))
 		}
-		extra["contentUploads"] = append([]any{}, c.contentUploads...)
+		if !catalogue {
+			extra["contentUploads"] = append([]any{}, c.contentUploads...)
+		}
 		if c.control != nil {
 			if receipts, err := c.control.Call("GET", "/receipts", nil); err != nil {
 				logf("client", "GET /receipts: %v", err)

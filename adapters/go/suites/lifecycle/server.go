@@ -220,6 +220,11 @@ func Serve(settings *contract.SuiteServerSettings) (int, error) {
 	switch settings.Suite {
 	case contract.SuiteCompaction:
 		proc.Backend = NewCompactionServer(schemas, proc, settings.Scenarios)
+	case contract.SuiteCatalogue:
+		if _, err := schemas.Compile(sdk.CapabilitiesRequest); err != nil {
+			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
+		}
+		proc.Backend = NewCatalogueServer(schemas, proc)
 	case contract.SuiteElicitation:
 		for _, name := range sdk.ElicitationDefinitions() {
 			if _, err := schemas.Compile(name); err != nil {

@@ -1,0 +1,270 @@
+package lifecycle
+
+// The catalogue suite (docs/CATALOGUE.md): discovery of the catalogue
+// manifest, a receiver that judges every hooks/observe by its schema, then
+// by source-local lineage (sdk/lineage.go), and a host that evaluates
+// registration documents against the discovered manifest
+// (sdk/registration.go). The client never reads a row's expected.
+
+import (
+	"sync"
+
+	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/sdk"
+)
+
+// Error kinds of a rejected delivery.
+const (
+	SchemaError  = "schema"
+	LineageError = "lineage"
+)
+
+// CatalogueOps are the catalogue step ops this client runs.
+var CatalogueOps = map[string]bool{"notify": true, "rawNotify": true, "register": true}
+
+// CatalogueSchemas are the canonical schemas the catalogue client uses.
+var CatalogueSchemas = []string{sdk.CapabilitiesRequest, sdk.CapabilitiesResponse, ObserveNotification,
+	sdk.RegistrationSchema}
+
+// NotificationStatuses are the HTTP answers of a receiver that judged a
+// notification (202 or 204 accepted, 400 and 409 rejected); any other
+// status means it refused the message before judging it.
+var NotificationStatuses = map[int]bool{202: true, 204: true, 400: true, 409: true}
+
+// CatalogueServer is the AHP side of a catalogue server: discovery and the
+// receiver, over one receipt log and one lineage state.
+type CatalogueServer struct {
+	schemas *sdk.Schemas
+	proc    *contract.SuiteServer
+	mu      sync.Mutex // a verdict and its receipt, in one order
+	lineage *sdk.Lineage
+}
+
+// NewCatalogueServer makes the receiver of proc; its control listener's
+// /wait-observed counts observed and rejected entries, and it serves no
+// control call but /wait-observed (besides /health, /receipts, /shutdown).
+func NewCatalogueServer(schemas *sdk.Schemas, proc *contract.SuiteServer) *CatalogueServer {
+	proc.ObservedKinds = []string{contract.EntryObserved, contract.EntryRejected}
+	proc.ControlCalls = map[string]bool{"/wait-observed": true}
+	return &CatalogueServer{schemas: schemas, proc: proc, lineage: sdk.NewLineage()}
+}
+
+// Dispatch answers one parsed message.
+func (s *CatalogueServer) Dispatch(message any) (answer contract.SuiteAnswer) {
+	msg, ok := message.(map[string]any)
+	if !ok {
+		return reply(contract.RPCError(nil, contract.InvalidRequest, "not a single JSON-RPC object", nil))
+	}
+	id, hasID := msg["id"]
+	defer func() {
+		if r := recover(); r != nil {
+			logf("server", "internal error: %v", r)
+			answer = reply(contract.RPCError(id, contract.InternalError, "internal error", nil))
+		}
+	}()
+	method, _ := msg["method"].(string)
+	if method == "hooks/observe" {
+		return s.observe(msg) // one with an id fails the schema (400)
+	}
+	if !hasID {
+		logf("server", "ignored a notification %s", sdk.EncodeString(msg["method"]))
+		return contract.SuiteAnswer{}
+	}
+	if method == "hooks/capabilities" {
+		return s.discovery(msg)
+	}
+	logf("server", "method %s is not served by the catalogue suite", sdk.EncodeString(msg["method"]))
+	return reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
+}
+
+// GetCapabilities answers GET /capabilities (for upstream clients) with the
+// same manifest, unrecorded: it is no request a client sent.
+func (s *CatalogueServer) GetCapabilities() contract.SuiteAnswer {
+	return reply(map[string]any{"jsonrpc": "2.0", "id": "discovery", "result": sdk.CatalogueDiscoveryResult()})
+}
+
+// discovery answers hooks/capabilities with M (an invalid request -32602)
+// and records both just before the answer is written.
+func (s *CatalogueServer) discovery(msg map[string]any) contract.SuiteAnswer {
+	id := msg["id"]
+	var response map[string]any
+	if problem := s.schemas.Check(sdk.CapabilitiesRequest, msg); problem != "" {
+		logf("server", "invalid discovery request: %s", problem)
+		response = contract.RPCError(id, contract.InvalidParams, "invalid capabilities request", nil)
+	} else {
+		response = map[string]any{"jsonrpc": "2.0", "id": id, "result": sdk.CatalogueDiscoveryResult()}
+	}
+	entry := map[string]any{"kind": contract.EntryDiscovery, "request": sdk.Clone(msg), "response": sdk.Clone(response)}
+	a := reply(response)
+	a.Before = func() { s.proc.Entries.Record(entry, "id") }
+	return a
+}
+
+// observe judges one hooks/observe: schema (400), lineage (409), else
+// observed (202); the verdict is recorded before the answer. Over stdio
+// none of these answers is written.
+func (s *CatalogueServer) observe(msg map[string]any) contract.SuiteAnswer {
+	event, _ := sdk.Path(msg, "params", "event").(map[string]any)
+	var eventID any
+	if id, isString := event["id"].(string); isString {
+		eventID = id
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if problem := s.schemas.Check(ObserveNotification, msg); problem != "" || event == nil {
+		logf("server", "observation %s rejected (schema): %s", sdk.EncodeString(eventID), problem)
+		s.reject(eventID, msg, SchemaError)
+		return contract.SuiteAnswer{Status: 400}
+	}
+	if v := s.lineage.Admit(event); !v.Accepted {
+		logf("server", "observation %s rejected (lineage, %s): %s", sdk.EncodeString(eventID), v.Rule, v.Reason)
+		s.reject(eventID, msg, LineageError)
+		return contract.SuiteAnswer{Status: 409}
+	}
+	s.proc.Entries.Record(map[string]any{"kind": contract.EntryObserved, "eventId": eventID,
+		"event": sdk.Clone(event), "message": sdk.Clone(msg)}, "eventId")
+	return contract.SuiteAnswer{Status: 202}
+}
+
+func (s *CatalogueServer) reject(eventID any, msg map[string]any, kind string) {
+	s.proc.Entries.Record(map[string]any{"kind": contract.EntryRejected, "eventId": eventID,
+		"message": sdk.Clone(msg), "errorKind": kind}, "eventId")
+}
+
+// catalogueState is what a catalogue client run keeps across its rows.
+type catalogueState struct {
+	discovery       any // the discovery response as it arrived (nil: none)
+	manifest        any // its result.manifest when the response is usable
+	manifestProblem string
+}
+
+// discover sends the one hooks/capabilities of the run (over HTTP to the
+// endpoint's /capabilities) and keeps the answer.
+func (c *Client) discover() {
+	c.catalogue.manifestProblem = "no discovery was made"
+	if c.problem != "" {
+		c.catalogue.manifestProblem = c.problem
+		return
+	}
+	request := contract.Discovery()
+	if problem := c.schemas.Check(sdk.CapabilitiesRequest, request); problem != "" {
+		c.catalogue.manifestProblem = "the discovery request is invalid: " + problem
+		return
+	}
+	status, answer, err := c.exchangeAt("capabilities", request)
+	fail := func(format string, args ...any) {
+		c.catalogue.manifestProblem = "discovery: " + failf(format, args...).Error()
+		logf("client", "%s", c.catalogue.manifestProblem)
+	}
+	switch {
+	case err != nil:
+		fail("%v", err)
+		return
+	case answer == any(malformed):
+		fail("the answer is not strict JSON")
+		return
+	}
+	c.catalogue.discovery = answer
+	if !c.stdio && status != 200 {
+		fail("HTTP status %d", status)
+		return
+	}
+	if problem := c.schemas.Check(sdk.CapabilitiesResponse, answer); problem != "" {
+		fail("the answer is not a capabilities response: %s", problem)
+		return
+	}
+	if !sdk.Equal(sdk.Path(answer, "id"), request["id"]) {
+		fail("the answer's id %s is not the request's", sdk.EncodeString(sdk.Path(answer, "id")))
+		return
+	}
+	c.catalogue.manifest = sdk.Path(answer, "result", "manifest")
+}
+
+// catalogueRow runs one row's steps.
+func (c *Client) catalogueRow(row contract.Scenario) (map[string]any, error) {
+	steps, ok := row.Raw["steps"].([]any)
+	if !ok {
+		return nil, failf("the scenario has no steps array")
+	}
+	for _, step := range steps {
+		if op, _ := sdk.Path(step, "op").(string); !CatalogueOps[op] {
+			return nil, &rowUnsupported{"step op " + sdk.EncodeString(sdk.Path(step, "op")) + " is not implemented by ahp-go"}
+		}
+	}
+	sent, registrations := []any{}, []any{}
+	for i, raw := range steps {
+		step := raw.(map[string]any)
+		op := step["op"].(string)
+		message, hasMessage := step["message"]
+		var err error
+		switch op {
+		case "register":
+			var entry map[string]any
+			if entry, err = c.register(row.ID, step); err == nil {
+				registrations = append(registrations, entry)
+			}
+		case "notify":
+			if problem := c.schemas.Check(ObserveNotification, message); problem != "" {
+				logf("client", "%s: steps[%d]: not sent, the SDK finds it invalid: %s", row.ID, i, problem)
+				continue
+			}
+			fallthrough
+		case "rawNotify":
+			if !hasMessage {
+				err = failf("the step has no message")
+			} else if err = c.deliver(message); err == nil {
+				sent = append(sent, sdk.Clone(message))
+			}
+		}
+		if err != nil {
+			return nil, failf("steps[%d] (%s): %v", i, op, err)
+		}
+	}
+	return map[string]any{"sent": sent, "registrations": registrations}, nil
+}
+
+// deliver sends one notification unchanged through the real transport,
+// then POST /wait-observed with its event id and the number of messages
+// this run sent with that id, so its verdict is recorded before the next
+// step. Over HTTP the answer is a verdict status (any other: the row fails).
+func (c *Client) deliver(message any) error {
+	eventID, ok := sdk.Path(message, "params", "event", "id").(string)
+	if !ok {
+		return failf("the message has no string params.event.id to wait for")
+	}
+	if ch, isHTTP := c.channel.(*contract.HTTPChannel); isHTTP {
+		status, _, err := ch.ExchangeAt("observe", message, c.timeout())
+		if err != nil {
+			return failf("notification: %v", err)
+		}
+		if !NotificationStatuses[status] {
+			return failf("the receiver answered HTTP %d: it refused the notification before judging it", status)
+		}
+	} else if err := c.channel.Notify(message); err != nil {
+		return failf("notification: %v", err)
+	}
+	c.observed[eventID]++
+	return c.post("/wait-observed", map[string]any{"eventId": eventID, "count": c.observed[eventID]})
+}
+
+// register evaluates a register step's document against the discovered
+// manifest; nothing is sent.
+func (c *Client) register(rowID string, step map[string]any) (map[string]any, error) {
+	requirements, ok := step["requirements"].([]any)
+	if !ok {
+		return nil, failf("requirements must be an array")
+	}
+	context, ok := step["context"].(map[string]any)
+	if !ok {
+		return nil, failf("context must be an object")
+	}
+	if c.catalogue.manifest == nil {
+		return nil, failf("no discovered manifest (%s)", c.catalogue.manifestProblem)
+	}
+	verdict := sdk.EvaluateRegistration(step["registration"], c.catalogue.manifest, requirements, context,
+		func(doc any) string { return c.schemas.Check(sdk.RegistrationSchema, doc) })
+	if !verdict.Accepted {
+		logf("client", "%s: registration rejected (%s): %s", rowID, verdict.Rule, verdict.Reason)
+	}
+	return verdict.Entry(), nil
+}
