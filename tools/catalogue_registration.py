@@ -738,6 +738,16 @@ def requirement_rows() -> list[Row]:
             rejected("requirement"),
             requirements=[need("hook.failure", "observe")],
         ),
+        # effects that is not a list (here the string "ask", which is an effect tool.before
+        # offers): not a requirement that can be covered (docs/CATALOGUE.md, Readings).
+        R(
+            "requirement",
+            "cat-reg-requirement-effects-not-a-list",
+            document(backend(ALPHA, intercept("tool.before"))),
+            rejected("requirement"),
+            requirements=[{"event": "tool.before", "mode": "intercept", "effects": "ask"}],
+            ctx=context(interactive=True),
+        ),
         R(
             "requirement",
             "cat-reg-requirement-observe-with-effects",

@@ -238,6 +238,8 @@ const RULES: Readonly<Record<Exclude<RegistrationRule, "schema">, RuleCheck>> =
         );
         if (entry === undefined)
           return `${where}: the host offers no ${event} in mode ${mode}`;
+        if (hasKey(raw, "effects") && !Array.isArray(raw["effects"]))
+          return `${where}: effects must be a list`;
         const effects = list(raw["effects"]);
         if (mode !== "intercept") {
           if (effects.length > 0)

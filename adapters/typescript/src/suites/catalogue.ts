@@ -76,15 +76,15 @@ function debug(text: string): void {
 /**
  * Discovery goes to the endpoint's `/capabilities` and notifications to its
  * `/observe` (on the endpoint without `/intercept`: upstream servers route by
- * path, ours accept any). A notification's answer is a verdict (202, or 400
- * and 409 for a rejection, recorded either way); any other status means the
- * receiver refused it before judging it.
+ * path, ours accept any). A notification's answer is a verdict (202 or 204, or
+ * 400 and 409 for a rejection, recorded either way); any other status means
+ * the receiver refused it before judging it (docs/CATALOGUE.md), and the row
+ * fails.
  */
 const CATALOGUE_WIRE: WireOptions = {
   url: (endpoint) => routeUrl(endpoint, "capabilities"),
   notifyUrl: (endpoint) => routeUrl(endpoint, "observe"),
-  refuses: (status) =>
-    !(status >= 200 && status < 300) && status !== 400 && status !== 409,
+  refuses: (status) => ![202, 204, 400, 409].includes(status),
 };
 
 /** The one discovery request, sent before the first step. */
