@@ -166,6 +166,19 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     edge = {**big, "response": {"result": {"n": [2**53 - 1, -(2**53 - 1), 0.5]}}}
     path.write_text(json.dumps({"version": 1, "scenarios": [{**edge, "expectError": True}]}))
     assert load_set(path).ids == ["a"]
+    lone = {**big, "response": {"result": {"text": ["ok", "x\ud800"]}}}
+    path.write_text(json.dumps({"version": 1, "scenarios": [{**lone, "expectError": True}]}))
+    with pytest.raises(
+        ScenarioError, match=r"scenario 'a': the string at \$\.response\.result\.text\[1\]"
+    ):
+        load_set(path)
+    lone_key = {**big, "response": {"result": {"\udc00": 1}}}
+    path.write_text(json.dumps({"version": 1, "scenarios": [{**lone_key, "expectError": True}]}))
+    with pytest.raises(ScenarioError, match=r"\$\.response\.result \(a key\)"):
+        load_set(path)
+    paired = {**big, "response": {"result": {"text": "\U0001f600 \u00e9"}}}
+    path.write_text(json.dumps({"version": 1, "scenarios": [{**paired, "expectError": True}]}))
+    assert load_set(path).ids == ["a"]  # a pair (json.dumps writes \ud83d\ude00) is one code point
 
 
 def test_docs_errors_is_the_error_table() -> None:

@@ -81,6 +81,30 @@ def beyond_i_json(value: Any, path: str = "$") -> str | None:
     return None
 
 
+def _lone(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def lone_surrogate(value: Any, path: str = "$") -> str | None:
+    """The JSON path of the first string (value or key) with a lone surrogate, else None
+    (Python's json keeps `\\ud800` as one unpaired code point; a pair decodes to one)."""
+    if isinstance(value, str):
+        return path if _lone(value) else None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = lone_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _lone(key):
+                return f"{path} (a key)"
+            found = lone_surrogate(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    return None
+
+
 def _scenario(path: Path, index: int, raw: Any) -> Scenario:
     where = f"{path}: scenarios[{index}]"
     if not isinstance(raw, dict):
@@ -116,6 +140,13 @@ def _scenario(path: Path, index: int, raw: Any) -> Scenario:
         raise ScenarioError(
             f"{where}: the number at {outside} is beyond 2^53 - 1, outside the I-JSON profile "
             'every implementation can carry exactly (docs/scenarios.md, "Numbers")'
+        )
+    lone = lone_surrogate(raw)
+    if lone is not None:
+        raise ScenarioError(
+            f"{where}: the string at {lone} holds a lone surrogate (an escape such as \\ud800 "
+            "with no pair), which I-JSON forbids and not every implementation can hold "
+            '(docs/scenarios.md, "Strings")'
         )
     host_expected = raw.get("hostExpected")
     if host_expected is not None and (not expect_error or not isinstance(host_expected, dict)):
