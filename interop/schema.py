@@ -169,7 +169,10 @@ def first_issue(errors: list[ValidationError]) -> SchemaIssue | None:
 class SchemaSet:
     """All schema documents of one directory in one registry, validators compiled once."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, check: bool = False) -> None:
+        """`check`: also validate every document against the Draft 2020-12 metaschema
+        (a second per directory; `tools/check_conformance.py` and the tests do it for
+        ours, so a run does not pay it at every start)."""
         self.directory = directory
         self.documents: dict[str, dict[str, Any]] = {}
         resources: list[tuple[str, Resource[Any]]] = []
@@ -181,7 +184,8 @@ class SchemaSet:
             document = load_json_file(path)
             if not isinstance(document, dict) or not isinstance(document.get("$id"), str):
                 raise StrictJsonError(f"{path}: schema without a string $id")
-            Draft202012Validator.check_schema(document)
+            if check:
+                Draft202012Validator.check_schema(document)
             self.documents[path.name] = document
             resources.append((document["$id"], Resource.from_contents(document, DRAFT202012)))
         self.registry: Registry[Any] = Registry().with_resources(resources)

@@ -206,3 +206,17 @@ def test_the_build_document_keys_are_the_schema_keys(schemas: SchemaSet) -> None
     schema = schemas.documents[REPORT]
     assert set(schema["required"]) == set(doc)
     assert schemas.issue(REPORT, doc) is None
+
+
+@pytest.mark.parametrize("folder", ["draft", "contract", "report"])
+def test_every_schema_of_ours_is_valid_draft_2020_12(folder: str) -> None:
+    """A run skips the metaschema check (SchemaSet(check=False)); this does it."""
+    schemas = SchemaSet(ROOT / "schemas" / folder, check=True)
+    assert schemas.names()
+
+
+def test_the_metaschema_check_refuses_a_broken_schema(tmp_path: Path) -> None:
+    (tmp_path / "broken.schema.json").write_text('{"$id": "https://x.test/b", "type": 5}')
+    SchemaSet(tmp_path)  # a run does not look
+    with pytest.raises(Exception, match="is not valid under any of the given schemas"):
+        SchemaSet(tmp_path, check=True)

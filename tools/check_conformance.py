@@ -76,7 +76,7 @@ class InputError(Exception):
 @functools.cache
 def load_schemas(directory: Path = DEFAULT_SCHEMA_DIR) -> SchemaSet:
     """All schemas of a directory in one registry; cached per directory."""
-    return SchemaSet(Path(directory))
+    return SchemaSet(Path(directory), check=True)
 
 
 def validator_for(name: str, directory: Path = DEFAULT_SCHEMA_DIR) -> Any:

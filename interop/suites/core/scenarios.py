@@ -82,7 +82,13 @@ def beyond_i_json(value: Any, path: str = "$") -> str | None:
 
 
 def _lone(text: str) -> bool:
-    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")  # refuses exactly the unpaired surrogates
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def lone_surrogate(value: Any, path: str = "$") -> str | None:
