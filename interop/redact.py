@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import re
 import threading
@@ -14,24 +15,36 @@ _VOLATILE = (
 )
 
 
+_BREAK = re.compile(r"[\r\n][ \t\r\n]*")
+
+
 def _across_lines(text: str, secrets: list[str]) -> str:
     """Redact secrets that a line break (and the next line's indentation) splits."""
-    kept: list[int] = []  # index in `text` of each character of the joined view
-    index = 0
-    while index < len(text):
-        if text[index] in "\r\n":
-            index += 1
-            while index < len(text) and text[index] in " \t\r\n":
-                index += 1
-            continue
-        kept.append(index)
-        index += 1
-    joined = "".join(text[i] for i in kept)
+    pieces: list[str] = []
+    joined_starts: list[int] = []  # where each piece starts in the joined view
+    text_starts: list[int] = []  # and in `text`
+    length = 0
+    position = 0
+    for found in _BREAK.finditer(text):
+        joined_starts.append(length)
+        text_starts.append(position)
+        pieces.append(text[position : found.start()])
+        length += found.start() - position
+        position = found.end()
+    joined_starts.append(length)
+    text_starts.append(position)
+    pieces.append(text[position:])
+    joined = "".join(pieces)
+
+    def in_text(index: int) -> int:
+        piece = bisect.bisect_right(joined_starts, index) - 1
+        return text_starts[piece] + index - joined_starts[piece]
+
     spans: list[tuple[int, int]] = []
     for secret in secrets:
         start = joined.find(secret)
         while start != -1:
-            spans.append((kept[start], kept[start + len(secret) - 1] + 1))
+            spans.append((in_text(start), in_text(start + len(secret) - 1) + 1))
             start = joined.find(secret, start + len(secret))
     for begin, end in sorted(set(spans), reverse=True):
         text = text[:begin] + PLACEHOLDER + text[end:]

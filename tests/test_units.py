@@ -188,3 +188,17 @@ def test_docs_errors_is_the_error_table() -> None:
 def test_an_unknown_error_class_is_refused() -> None:
     with pytest.raises(UnknownErrorClass):
         CombinationError("stage", "NoSuchClass", "message")
+
+
+def test_redactor_finds_secrets_whole_and_split_across_lines() -> None:
+    redactor = Redactor()
+    secret = "s3cret-token-value"
+    redactor.add(secret)
+    assert redactor(f"a {secret} b") == "a [REDACTED] b"
+    assert redactor("a s3cret-tok\n      en-value b") == "a [REDACTED] b"
+    assert redactor("x s3cret\r\n  -token\n\n\t-value y s3cret-token-value") == (
+        "x [REDACTED] y [REDACTED]"
+    )
+    assert redactor("s3cret-token-\nvalue\ns3cret-token-\n value") == "[REDACTED]\n[REDACTED]"
+    untouched = "no secret\n  here s3cret-token\n-other"
+    assert redactor(untouched) == untouched
