@@ -29,6 +29,7 @@ CAPABILITIES_RESPONSE = "capabilities-response.schema.json"
 OBSERVE_NOTIFICATION = "observe-notification.schema.json"
 UPLOAD_RECEIPT = "content-upload-receipt.schema.json"
 REQUIRED_FORMATS = ("uri", "date-time")
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MEMO_LIMIT = 8192
 
 # Keywords whose values are maps from names to subschemas (names are not keywords).
@@ -112,11 +113,84 @@ def translate_patterns(node: Any) -> Any:
     return out
 
 
+DISCRIMINATED = "x-ahp-discriminated"
+
+
+def _branch(item: Any) -> tuple[list[str], str] | None:
+    """``(path, value)`` when ``item`` is ``{"if": <const at path>, "then": ...}``, the
+    ``if`` being nested ``properties``/``required`` down to a string ``const``."""
+    if not isinstance(item, dict) or set(item) != {"if", "then"}:
+        return None
+    node, path = item["if"], []
+    while True:
+        if not isinstance(node, dict) or set(node) != {"properties", "required"}:
+            return None
+        properties = node["properties"]
+        if not isinstance(properties, dict) or len(properties) != 1:
+            return None
+        ((key, inner),) = properties.items()
+        if node["required"] != [key]:
+            return None
+        path.append(key)
+        if isinstance(inner, dict) and set(inner) == {"const"}:
+            return (path, inner["const"]) if isinstance(inner["const"], str) else None
+        node = inner
+
+
+def discriminate(node: Any) -> Any:
+    """Copy a schema with each ``allOf`` that only dispatches on one string ``const``
+    (one ``if``/``then`` per value of the same property path, as the event, effect and
+    capability schemas do) replaced by ``x-ahp-discriminated``, which validates the one
+    branch whose value the instance has: the verdict is the ``allOf``'s (see
+    ``_discriminated``), without evaluating every other ``if``."""
+    if isinstance(node, list):
+        return [discriminate(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (discriminate(v) if k not in _DATA_KEYWORDS else v) for k, v in node.items()}
+    items = out.get("allOf")
+    if isinstance(items, list) and len(items) > 1:
+        found = [_branch(item) for item in items]
+        paths = {tuple(f[0]) for f in found if f is not None}
+        values = [f[1] for f in found if f is not None]
+        if None not in found and len(paths) == 1 and len(set(values)) == len(values):
+            out[DISCRIMINATED] = {
+                "path": list(paths.pop()),
+                "branches": {
+                    value: item["then"] for value, item in zip(values, items, strict=True)
+                },
+                "allOf": items,
+            }
+            del out["allOf"]
+    return out
+
+
+def _discriminated(validator: Any, spec: dict[str, Any], instance: Any, schema: Any) -> Any:
+    """The ``allOf`` of ``discriminate``: an ``if`` fails unless every object on the path
+    is there and the value is its ``const``, so at most one ``then`` applies; when a step
+    of the path is there but is not an object, every ``if`` holds vacuously and the
+    original ``allOf`` is evaluated as written."""
+    node = instance
+    for key in spec["path"]:
+        if not validator.is_type(node, "object"):
+            yield from validator.descend(instance, {"allOf": spec["allOf"]})
+            return
+        if key not in node:
+            return
+        node = node[key]
+    branch = spec["branches"].get(node) if isinstance(node, str) else None
+    if branch is not None:
+        yield from validator.descend(instance, branch)
+
+
 class SchemaSet:
     """Every ``*.schema.json`` of one directory, validated with formats checked."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, *, discriminated: bool = True) -> None:
+        """``discriminated``: the ``allOf`` dispatch fast path (``discriminate``); off
+        only for the test that compares both verdicts."""
         from jsonschema import Draft202012Validator
+        from jsonschema.validators import extend
         from referencing import Registry, Resource
         from referencing.jsonschema import DRAFT202012
 
@@ -129,10 +203,17 @@ class SchemaSet:
         if missing:
             raise SchemaError(f"format checks unavailable: {', '.join(missing)}")
         self._checker = checker
+        self._class = extend(Draft202012Validator, {DISCRIMINATED: _discriminated})
         self._documents: dict[str, dict[str, Any]] = {}
         resources = []
         for path in files:
             document = translate_patterns(codec.loads(path.read_bytes()))
+            if isinstance(document, dict) and discriminated:
+                if document.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+                    raise SchemaError(f"{path.name} is not a Draft 2020-12 schema")
+                # without $schema, jsonschema keeps our validator class when a $ref
+                # enters this document (it picks the class by $schema otherwise)
+                document = discriminate({k: v for k, v in document.items() if k != "$schema"})
             if not isinstance(document, dict):
                 raise SchemaError(f"{path.name} is not a schema object")
             uri = document.setdefault("$id", SCHEMA_BASE + path.name)
@@ -155,18 +236,15 @@ class SchemaSet:
         built on first use and kept."""
         found = self._validators.get(name)
         if found is None:
-            from jsonschema.validators import validator_for
-
             file_name, _, pointer = name.partition("#")
             document = self._documents.get(file_name)
             if document is None:
                 raise SchemaError(f"schema {file_name} not found in {self.directory}")
-            cls = validator_for(document)
             schema: dict[str, Any] = document
-            if pointer:  # the class (dialect) is the document's own
+            if pointer:
                 schema = {"$ref": document["$id"] + "#" + pointer}
                 self._resolve(schema["$ref"], name)
-            found = cls(schema, registry=self._registry, format_checker=self._checker)
+            found = self._class(schema, registry=self._registry, format_checker=self._checker)
             self._validators[name] = found
         return found
 
