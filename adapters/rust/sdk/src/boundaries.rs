@@ -107,6 +107,13 @@ impl Boundary {
         Some(copy)
     }
 
+    /// Where the target lives in the event (keys from the event down), or
+    /// None where it is no plain event field (the elicitation answer, inside
+    /// a serialized text).
+    pub fn target_location(&self) -> Option<&'static [&'static str]> {
+        self.location()
+    }
+
     fn location(&self) -> Option<&'static [&'static str]> {
         Some(match self.event {
             "tool.before" => &["tool", "input"],
@@ -313,6 +320,29 @@ pub static BOUNDARIES: [Boundary; 9] = [
         editable: always_editable,
     },
 ];
+
+/// The `user.elicitation.request` boundary (docs/ELICITATION.md, "What the
+/// host (client) does for an atomic row"), outside the core set's table (so
+/// [`boundary_for`] never returns it): gated, with `deny`, `return` (an MCP
+/// `ElicitResult`, `mcp-elicitation.schema.json#/$defs/result`) and
+/// `message`; nothing to modify (its target is never set: no `modify` is
+/// allowed here).
+pub static ELICITATION_REQUEST_BOUNDARY: Boundary = Boundary {
+    event: "user.elicitation.request",
+    target: "request",
+    slot: Slot::Schema(crate::schemas::ELICITATION_RESULT),
+    list: false,
+    gated: true,
+    effects: &["deny", "return", "message"],
+    flow_operations: &[],
+    returns: Some(Slot::Schema(crate::schemas::ELICITATION_RESULT)),
+    original: no_value,
+    editable: always_editable,
+};
+
+fn no_value(_: &Value) -> Value {
+    Value::Null
+}
 
 /// The boundary of an event type, or None outside the core set.
 pub fn boundary_for(event_type: &str) -> Option<&'static Boundary> {

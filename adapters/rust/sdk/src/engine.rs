@@ -82,6 +82,19 @@ pub fn apply_with(
             state: None,
         };
     };
+    apply_at(boundary, schemas, request, response, options)
+}
+
+/// [`apply_with`] at `boundary`, whatever the request's event type says: for
+/// a boundary outside the core set's table (such as
+/// [`crate::boundaries::ELICITATION_REQUEST_BOUNDARY`]).
+pub fn apply_at(
+    boundary: &'static Boundary,
+    schemas: &Schemas,
+    request: &Value,
+    response: &Value,
+    options: Options,
+) -> Applied {
     let mut t = Transaction::new(boundary, schemas, request, options);
     match t.run(response) {
         Ok((actual, state)) => Applied {

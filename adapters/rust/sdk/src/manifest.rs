@@ -67,3 +67,88 @@ pub fn manifest() -> Value {
 pub fn discovery_result() -> Value {
     json!({"protocolVersion": PROTOCOL_VERSION, "manifest": manifest()})
 }
+
+/// Every event type of the protocol but `hook.failure`, in the order of
+/// `common.schema.json#/$defs/eventType` (a test compares them).
+pub const CATALOGUE_EVENT_TYPES: [&str; 31] = [
+    "tool.before",
+    "tool.after",
+    "session.start",
+    "config.change.before",
+    "turn.start",
+    "turn.finish.before",
+    "model.request.before",
+    "model.response.after",
+    "model.switch.before",
+    "tool.permission.request",
+    "tool.batch.after",
+    "context.compact.before",
+    "context.compact.after",
+    "task.change.before",
+    "user.elicitation.request",
+    "user.elicitation.result",
+    "user.message.inbound",
+    "user.message.outbound",
+    "workspace.change.before",
+    "session.end",
+    "config.change.after",
+    "turn.end",
+    "turn.progress",
+    "model.error",
+    "model.switch.after",
+    "tool.permission.resolved",
+    "tool.progress",
+    "task.change.after",
+    "user.attention",
+    "workspace.change.after",
+    "file.changed",
+];
+
+/// The capabilities of the three events the catalogue manifest also offers
+/// for interception.
+fn catalogue_intercepted(event: &str) -> Option<Value> {
+    Some(match event {
+        "tool.before" => json!({
+            "effects": ["deny", "allow", "ask", "modify", "message", "flow"],
+            "modify": {"input": {"replace": true, "merge": true}},
+            "flow": {"operations": ["stop"]},
+        }),
+        "tool.after" => json!({
+            "effects": ["modify", "message"],
+            "modify": {"output": {"replace": true, "merge": false}},
+        }),
+        "turn.start" => json!({"effects": ["deny", "message"]}),
+        _ => return None,
+    })
+}
+
+/// `M`, the catalogue suite's manifest (docs/CATALOGUE.md, "Discovery"),
+/// built here, fresh at every call: every catalogue event in observe mode,
+/// `tool.before`, `tool.after` and `turn.start` also in intercept mode.
+pub fn catalogue_manifest() -> Value {
+    let events: Vec<Value> = CATALOGUE_EVENT_TYPES
+        .iter()
+        .map(|event| match catalogue_intercepted(event) {
+            Some(caps) => {
+                json!({"event": event, "modes": ["intercept", "observe"], "capabilities": caps})
+            }
+            None => json!({"event": event, "modes": ["observe"]}),
+        })
+        .collect();
+    json!({
+        "events": events,
+        "gaps": [],
+        "transports": ["http"],
+        "authentication": ["bearer"],
+        "toolPaths": ["native"],
+        "contentCategories": ["text"],
+        "limits": {"minTimeoutMs": 100, "maxTimeoutMs": 30000},
+        "managedPolicy": {"scopes": ["user", "project"], "disableable": true},
+        "correlationIdentityFields": ["session.id", "call.id"],
+    })
+}
+
+/// The result of `hooks/capabilities` in the catalogue suite.
+pub fn catalogue_discovery_result() -> Value {
+    json!({"protocolVersion": PROTOCOL_VERSION, "manifest": catalogue_manifest()})
+}
