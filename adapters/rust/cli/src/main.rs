@@ -7,6 +7,7 @@
 
 mod core;
 mod lifecycle;
+mod suites;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -23,8 +24,8 @@ fn role(name: &str) -> Option<Role> {
         "server" => core::server,
         "replay" => core::replay,
         // every suite past core; the config's suite says which
-        "lifecycle-client" => lifecycle::client,
-        "lifecycle-server" => lifecycle::server,
+        "lifecycle-client" => suites::client,
+        "lifecycle-server" => suites::server,
         _ => return None,
     })
 }

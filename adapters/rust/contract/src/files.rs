@@ -161,6 +161,26 @@ impl Barriers {
         }
     }
 
+    /// `wait` for at most `limit`: whether the barrier is open.
+    pub fn wait_for(&self, name: &str, limit: std::time::Duration) -> bool {
+        let until = std::time::Instant::now() + limit;
+        let mut g = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if g.all || g.open.contains(name) {
+                return true;
+            }
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            g = self
+                .changed
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
     /// Whether `wait(name)` would return at once.
     pub fn is_open(&self, name: &str) -> bool {
         let g = self.gates.lock().unwrap_or_else(|p| p.into_inner());

@@ -604,6 +604,7 @@ pub fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
+        201 => "Created",
         202 => "Accepted",
         204 => "No Content",
         400 => "Bad Request",
@@ -612,6 +613,7 @@ pub fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
+        409 => "Conflict",
         411 => "Length Required",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",
@@ -682,6 +684,35 @@ impl Body<'_> {
             Err(ReadError::Framing(_)) => Err(BodyError::Status(400)),
             Err(_) => Err(BodyError::Close),
         }
+    }
+
+    /// Exactly `n` bytes of a `Content-Length` body, whatever its framing
+    /// headers say (the caller checked them): `ReadError::Eof` when the sender
+    /// closed (or half-closed) before sending them all, `Timeout` when it stalled.
+    pub fn read_length(&mut self, n: usize) -> Result<Vec<u8>, ReadError> {
+        if self.state != BodyState::Unread {
+            return Err(ReadError::Eof);
+        }
+        self.state = BodyState::Failed;
+        let mut out = Vec::with_capacity(n);
+        self.conn.read_exact_into(n, &mut out)?;
+        self.state = BodyState::Read;
+        Ok(out)
+    }
+
+    /// Waits up to `limit` for the peer to close the connection (or half-close
+    /// it): true once it has. Bytes the peer sends meanwhile are left unread.
+    pub fn peer_closed(&self, limit: Duration) -> bool {
+        use std::os::unix::io::AsRawFd;
+        let mut fd = libc::pollfd {
+            fd: self.conn.stream.tcp().as_raw_fd(),
+            events: libc::POLLRDHUP,
+            revents: 0,
+        };
+        let ms = limit.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: poll(2) on one pollfd that lives on this stack frame.
+        let rc = unsafe { libc::poll(&mut fd, 1, ms) };
+        rc > 0 && fd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
     }
 
     /// Whether the connection can carry another request after this one.
@@ -1148,6 +1179,11 @@ impl Client {
             c.stream.close(true);
         }
     }
+}
+
+/// A response head's status and header fields.
+pub fn parse_response_head(head: &[u8]) -> Result<(u16, Headers), String> {
+    parse_status(head).map(|(status, _, headers)| (status, headers))
 }
 
 fn parse_status(head: &[u8]) -> Result<(u16, u8, Headers), String> {

@@ -2,16 +2,25 @@
 //! effects: config files (errors name the file and the field; exit 2), HTTP/1.1
 //! client and server over TCP and rustls, stdio NDJSON, the spawned server's
 //! process group, the control listener, readiness, receipts, OAuth token
-//! acquisition.
+//! acquisition; and the process model of every suite past core (suite
+//! configs, the suite server with its entries, control, uploads and held
+//! replies, the suite client with its channels, rows and report).
 
 pub mod backend;
+pub mod channel;
 pub mod config;
+pub mod entries;
 pub mod files;
 pub mod http;
 pub mod peer;
 pub mod process;
 pub mod server;
+pub mod suite_client;
+pub mod suite_config;
+pub mod suite_control;
+pub mod suite_server;
 pub mod tls;
+pub mod upload;
 
 pub use serde_json::{Map, Value};
 

@@ -27,7 +27,8 @@ pub fn stop() {
     STOPPING.notify_all();
 }
 
-fn wait_stopped() {
+/// Blocks until `stop` was called.
+pub fn wait_stopped() {
     let mut s = STOPPED.lock().unwrap_or_else(|p| p.into_inner());
     while !*s {
         s = STOPPING.wait(s).unwrap_or_else(|p| p.into_inner());
