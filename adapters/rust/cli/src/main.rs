@@ -5,6 +5,7 @@
 //! Exit codes: 0 the role did its job, 2 the config is unusable (one stderr line
 //! names the file and the field), 1 any other failure.
 
+mod catalogue;
 mod core;
 mod lifecycle;
 mod suites;
