@@ -10,7 +10,7 @@ use ahp_contract::channel::Channel;
 use ahp_contract::config::Scenario;
 use ahp_contract::log;
 use ahp_contract::suite_client::{failed, unsupported, RowError, SuiteClient};
-use ahp_sdk::chain::{Chain, Subscription, SubscriptionError};
+use ahp_sdk::chain::{Call, Chain, Subscription, SubscriptionError};
 use ahp_sdk::schemas::{INTERCEPT_REQUEST, OBSERVE_NOTIFICATION};
 use serde_json::{json, Value};
 
@@ -41,17 +41,10 @@ pub fn run(c: &mut SuiteClient, row: &Scenario) -> Result<Value, RowError> {
     if chain.has_intercepts() && !interrupt {
         c.post("/release", json!({"id": rid}))?;
     }
-    while let Some(call) = chain.next_call().map_err(unsupported)? {
-        let sub = chain.subscriptions()[call.index].clone();
-        let msg = c.checked(call.message, INTERCEPT_REQUEST)?;
-        let deadline = sub
-            .timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or_else(|| c.timeout());
-        let ch = c.channel_for(sub.backend.as_deref().unwrap_or(""));
-        let pending = c.send(&msg, false, deadline, ch.as_ref());
-        if interrupt {
-            interrupted(c, &mut chain, ch.is_none(), &rid)?;
+    if interrupt {
+        if let Some(call) = chain.next_call().map_err(unsupported)? {
+            let (pending, deadline, at_server) = send_call(c, &chain, call)?;
+            interrupted(c, &mut chain, at_server, &rid)?;
             mark(c, "cancelled")?;
             mark(c, "chain-settled")?;
             c.post("/release", json!({"id": rid}))?;
@@ -60,20 +53,66 @@ pub fn run(c: &mut SuiteClient, row: &Scenario) -> Result<Value, RowError> {
             }
             return Ok(chain.settlement().actual());
         }
-        let outcome = match take(&pending, deadline, &row.id) {
+    }
+    call_all(c, &row.id, &mut chain)?;
+    settle(c, &row.id, &rid, &chain, hold)?;
+    Ok(chain.settlement().actual())
+}
+
+/// Sends one call of a chain (checked against the canonical schema) to its
+/// subscription's backend: the call in flight, its deadline (the
+/// subscription's `timeoutMs`, else the config's), and whether it went to
+/// the run's server.
+fn send_call(
+    c: &mut SuiteClient,
+    chain: &Chain,
+    call: Call,
+) -> Result<(Arc<ahp_contract::channel::Call>, Duration, bool), RowError> {
+    let sub = &chain.subscriptions()[call.index];
+    let msg = c.checked(call.message, INTERCEPT_REQUEST)?;
+    let deadline = sub
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or_else(|| c.timeout());
+    let ch = c.channel_for(sub.backend.as_deref().unwrap_or(""));
+    let pending = c.send(&msg, false, deadline, ch.as_ref());
+    Ok((pending, deadline, ch.is_none()))
+}
+
+/// Runs a chain's calls in turn, each answered before the next is sent,
+/// until it settles (a failed call is an operational failure the chain's
+/// policies decide). Shared by every suite whose boundaries are chains.
+pub(crate) fn call_all(c: &mut SuiteClient, sid: &str, chain: &mut Chain) -> Result<(), RowError> {
+    while let Some(call) = chain.next_call().map_err(unsupported)? {
+        let sub = chain.subscriptions()[call.index].id.clone();
+        let (pending, deadline, _) = send_call(c, chain, call)?;
+        let outcome = match take(&pending, deadline, sid) {
             Ok(Reply::Parsed(v)) => chain.answer(&c.schemas, Ok(&v)),
             Ok(Reply::Malformed(why)) => chain.answer(&c.schemas, Err(&why)),
             Err(why) => chain.answer(&c.schemas, Err(&why)),
         };
         if let Some(why) = outcome.reason.or(outcome.unsupported) {
-            log("client", &format!("{}: {} failed: {why}", row.id, sub.id));
+            log("client", &format!("{sid}: {sub} failed: {why}"));
         }
     }
-    mark(c, "chain-settled")?;
+    Ok(())
+}
+
+/// Once a chain settled: marks `chain-settled` (scenario `sid`, id `rid`),
+/// then sends every notification in subscription order, each followed by
+/// `/wait-observed` (`hold`: each preceded by an `observer-blocked` mark).
+pub(crate) fn settle(
+    c: &mut SuiteClient,
+    sid: &str,
+    rid: &str,
+    chain: &Chain,
+    hold: bool,
+) -> Result<(), RowError> {
+    c.mark(sid, "chain-settled", rid)?;
     let notifications = chain.notifications().map_err(unsupported)?;
     for n in notifications {
         if hold {
-            mark(c, "observer-blocked")?;
+            c.mark(sid, "observer-blocked", rid)?;
         }
         let sub = &chain.subscriptions()[n.index];
         let note = c.prepare(&n.message)?;
@@ -81,7 +120,7 @@ pub fn run(c: &mut SuiteClient, row: &Scenario) -> Result<Value, RowError> {
         let ch: Option<Arc<dyn Channel>> = c.channel_for(sub.backend.as_deref().unwrap_or(""));
         c.notify(&note, ch.as_ref())?;
     }
-    Ok(chain.settlement().actual())
+    Ok(())
 }
 
 /// Interrupts the boundary while its first call is in flight: once the

@@ -2,8 +2,8 @@
 //! response sequences, scripted faults and observations; the blind client's
 //! steps and chains. The isolation suite (docs/ISOLATION.md) runs it unchanged.
 
-mod chain;
-mod server;
+pub(crate) mod chain; // its chain driver serves the compaction suite too
+pub(crate) mod server; // its scripted faults too
 mod steps;
 
 use ahp_contract::config::Scenario;
