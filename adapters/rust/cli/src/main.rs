@@ -6,6 +6,7 @@
 //! names the file and the field), 1 any other failure.
 
 mod catalogue;
+mod compaction;
 mod core;
 mod lifecycle;
 mod suites;
