@@ -8,6 +8,7 @@
 mod catalogue;
 mod compaction;
 mod core;
+mod elicitation;
 mod lifecycle;
 mod suites;
 

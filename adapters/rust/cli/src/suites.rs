@@ -15,7 +15,7 @@ use ahp_contract::suite_server::{SuiteDispatcher, SuiteServer};
 use ahp_contract::{config, Failure};
 use ahp_sdk::schemas::Schemas;
 
-use crate::{catalogue, compaction, lifecycle};
+use crate::{catalogue, compaction, elicitation, lifecycle};
 
 /// Makes a suite server's AHP side (its dispatcher) for the process; it may
 /// also set the process's `observed_kinds` and `control_calls`.
@@ -39,7 +39,7 @@ pub struct Suite {
 
 /// Every suite the lifecycle commands run. A new suite adds its entry here
 /// (and its module beside `lifecycle`).
-pub static SUITES: &[Suite] = &[lifecycle::SUITE, catalogue::SUITE, compaction::SUITE];
+pub static SUITES: &[Suite] = &[lifecycle::SUITE, catalogue::SUITE, compaction::SUITE, elicitation::SUITE];
 
 fn specs() -> Vec<SuiteSpec> {
     SUITES.iter().map(|s| s.spec).collect()
