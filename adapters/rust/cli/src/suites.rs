@@ -39,7 +39,12 @@ pub struct Suite {
 
 /// Every suite the lifecycle commands run. A new suite adds its entry here
 /// (and its module beside `lifecycle`).
-pub static SUITES: &[Suite] = &[lifecycle::SUITE, catalogue::SUITE, compaction::SUITE, elicitation::SUITE];
+pub static SUITES: &[Suite] = &[
+    lifecycle::SUITE,
+    catalogue::SUITE,
+    compaction::SUITE,
+    elicitation::SUITE,
+];
 
 fn specs() -> Vec<SuiteSpec> {
     SUITES.iter().map(|s| s.spec).collect()

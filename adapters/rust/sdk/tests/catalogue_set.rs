@@ -112,7 +112,10 @@ fn replay(file: &str) -> (usize, usize) {
 #[test]
 fn our_catalogue_set_in_file_order_with_one_receiver() {
     let (rows, rules) = replay("scenarios/catalogue.json");
-    assert_eq!(rows, 269);
+    assert!(
+        rows >= 269,
+        "{rows} rows: our set only grows (a settled reading adds a row)"
+    );
     assert!(rules >= 50, "{rules} registrations name their rule");
 }
 

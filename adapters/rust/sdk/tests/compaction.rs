@@ -364,5 +364,10 @@ fn every_row_of_our_compaction_set() {
         }
     }
     report("scenarios/compaction.json", all.len(), &problems);
-    assert_eq!((all.len(), runs.len()), (51, 47));
+    assert!(
+        all.len() >= 51 && runs.len() >= 47,
+        "{} rows, {} runs",
+        all.len(),
+        runs.len()
+    );
 }

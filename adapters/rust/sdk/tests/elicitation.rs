@@ -751,6 +751,10 @@ fn every_row_of_our_elicitation_set_with_one_receiver() {
         }
     }
     report("scenarios/elicitation.json", all.len(), &problems);
-    assert_eq!((all.len(), wire, atomic), (123, 90, 33));
+    assert!(
+        all.len() >= 123 && wire >= 90 && atomic >= 33,
+        "{} rows: {wire} wire, {atomic} atomic",
+        all.len()
+    );
     assert!(receiver.forms().len() >= 2);
 }
