@@ -722,6 +722,16 @@ def requirement_rows() -> list[Row]:
                 need("tool.before", "intercept", "modify", modify={"output": {"replace": True}})
             ],
         ),
+        # A modify target whose operations block is not an object (here `true` for
+        # input, a target tool.before offers with replace and merge): not a
+        # requirement that can be covered (docs/CATALOGUE.md, Readings).
+        R(
+            "requirement",
+            "cat-reg-requirement-modify-operations-not-an-object",
+            document(backend(ALPHA, intercept("tool.before"))),
+            rejected("requirement"),
+            requirements=[need("tool.before", "intercept", "modify", modify={"input": True})],
+        ),
         # `*` covers turn.finish.before by pattern, but M does not list it with intercept.
         R(
             "requirement",

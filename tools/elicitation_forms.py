@@ -2,7 +2,8 @@
 
 docs/ELICITATION.md, "The receiver", step 5: for an accepted form whose
 request had a body, `content` (absent: `{}`) is valid against that
-request's `requestedSchema` as a Draft 2020-12 schema, no default filled in.
+request's `requestedSchema` as a Draft 2020-12 schema, no default filled in,
+formats not asserted, whatever the schema's own `$schema` says (Readings).
 Each constraint row sends the booking form (accepted), then an answer valid
 against the MCP definition that breaks exactly one constraint of the form
 (refused, no receipt); the request stays live. Outcomes are literal.
@@ -15,7 +16,7 @@ from elicitation_wire import ACCEPTED, JSON, REFUSED, seen_request, seen_result,
 
 
 def rows() -> list[JSON]:
-    return [*constraint_failures(), *defaults()]
+    return [*constraint_failures(), *defaults(), *dialects()]
 
 
 def _breaks(rid: str, content: JSON) -> JSON:
@@ -119,3 +120,36 @@ def defaults() -> list[JSON]:
         [seen_request(f"{r3}:request", BOOKING)],
     )
     return [kept, not_defaulted, no_content]
+
+
+def dialects() -> list[JSON]:
+    r1 = "eli-form-schema-draft-07-format-not-asserted"
+    # MCP lets requestedSchema name its dialect in `$schema`; the receiver
+    # applies every form schema as Draft 2020-12 with formats not asserted,
+    # whatever `$schema` says. Here it says draft-07 (whose validators commonly
+    # assert `format`), and the answer's contact is no email address: still
+    # valid, so accepted, and both summaries are the bodies exactly as sent.
+    draft_07 = {
+        "mode": "form",
+        "message": "Where should the booking confirmation go?",
+        "requestedSchema": {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {
+                "contact": {"type": "string", "format": "email", "title": "Email address"}
+            },
+            "required": ["contact"],
+        },
+    }
+    not_an_email = {"action": "accept", "content": {"contact": "front desk, ask for Ines"}}
+    return [
+        wire(
+            r1,
+            [ask(r1, draft_07), answer(r1, not_an_email, action="accept")],
+            [ACCEPTED, ACCEPTED],
+            [
+                seen_request(f"{r1}:request", draft_07),
+                seen_result(f"{r1}:result", draft_07, not_an_email),
+            ],
+        )
+    ]

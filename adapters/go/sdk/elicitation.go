@@ -40,7 +40,11 @@ func refuse(format string, args ...any) *Refusal {
 }
 
 // FormSchemas compiles requested form schemas as Draft 2020-12 (formats are
-// annotations; nothing is loaded from anywhere), one per distinct schema.
+// annotations; nothing is loaded from anywhere), one per distinct schema,
+// whatever dialect the schema's own top-level "$schema" names (MCP allows
+// one; docs/ELICITATION.md, "Readings settled"): it is dropped before
+// compiling, so a draft-07 "$schema" neither switches the draft nor turns
+// format assertions on.
 type FormSchemas struct {
 	mu        sync.Mutex
 	compiled  map[string]*jsonschema.Schema
@@ -73,7 +77,9 @@ func (f *FormSchemas) Compile(schema any) (*jsonschema.Schema, string) {
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(jsonschema.SchemeURLLoader{}) // no remote or file references
 	var s *jsonschema.Schema
-	err := c.AddResource(url, Clone(schema))
+	document := Clone(schema).(map[string]any)
+	delete(document, "$schema") // always Draft 2020-12 (DefaultDraft), never the named dialect
+	err := c.AddResource(url, document)
 	if err == nil {
 		s, err = compileSafely(c, url)
 	}

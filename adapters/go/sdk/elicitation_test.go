@@ -119,3 +119,31 @@ func TestJudgeRequestAndResult(t *testing.T) {
 		t.Error("a merge breaking the form schema published")
 	}
 }
+
+// A requested schema naming another dialect in "$schema" is still applied as
+// Draft 2020-12 with formats not asserted (docs/ELICITATION.md, Readings).
+func TestFormSchemaDialectIgnored(t *testing.T) {
+	forms := NewFormSchemas()
+	for _, dialect := range []string{
+		"http://json-schema.org/draft-07/schema#",
+		"http://json-schema.org/draft-04/schema#",
+		"https://json-schema.org/draft/2020-12/schema",
+		"urn:not-a-known-dialect",
+	} {
+		schema := text(t, `{"$schema": "`+dialect+`", "type": "object",
+			"properties": {"contact": {"type": "string", "format": "email"}}, "required": ["contact"]}`)
+		if why := forms.Problem(schema, text(t, `{"contact": "not an email"}`)); why != "" {
+			t.Errorf("%s: a format was asserted: %s", dialect, why)
+		}
+		if why := forms.Problem(schema, text(t, `{}`)); why == "" {
+			t.Errorf("%s: required was not asserted", dialect)
+		}
+	}
+	// Draft 2020-12 semantics, not draft-07's: a $ref's siblings apply.
+	schema := text(t, `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+		"$defs": {"s": {"type": "string"}},
+		"properties": {"code": {"$ref": "#/$defs/s", "maxLength": 2}}}`)
+	if why := forms.Problem(schema, text(t, `{"code": "abc"}`)); why == "" {
+		t.Error("a $ref sibling was ignored (draft-07 semantics)")
+	}
+}

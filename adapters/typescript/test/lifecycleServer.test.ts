@@ -328,6 +328,29 @@ describe("lifecycle server over HTTP (a real process)", () => {
       attachmentItem("x", "urn:uuid:never-uploaded"),
     ]);
     assert.equal((await post(ready.endpoint ?? "", unknownRef)).status, 409);
+    // A tool.after's items are messages: the body refs of their parts count
+    // too (every body ref of the items must name stored bytes).
+    const afterEvent = structuredClone(
+      (observation("held:after")["params"] as JsonObject)["event"],
+    ) as JsonObject;
+    Object.assign(afterEvent, {
+      type: "tool.after",
+      outcome: "ok",
+      execution: { status: "executed" },
+      items: [
+        {
+          id: "m",
+          role: "tool",
+          parts: [attachmentItem("x", "urn:uuid:never-uploaded")],
+        },
+      ],
+    });
+    const inMessage: JsonObject = {
+      jsonrpc: "2.0",
+      method: "hooks/observe",
+      params: { protocolVersion: "draft", event: afterEvent },
+    };
+    assert.equal((await post(ready.endpoint ?? "", inMessage)).status, 409);
     const sized = observation("held:a", [
       {
         ...attachmentItem("x", "urn:uuid:never-uploaded"),

@@ -484,6 +484,48 @@ describe("registration: requirements and context", () => {
     );
   });
 
+  test("intercept: a modify target's operations block is an object, and every operation it sets true counts", () => {
+    // not an object: not covered (docs/CATALOGUE.md, Readings)
+    for (const operations of [true, null, ["replace"], "replace"])
+      rejects(
+        req({
+          event: "tool.before",
+          mode: "intercept",
+          effects: ["modify"],
+          modify: { input: operations },
+        }),
+        "requirement",
+      );
+    // an operation other than replace and merge set true: not true in M
+    rejects(
+      req({
+        event: "tool.before",
+        mode: "intercept",
+        effects: ["modify"],
+        modify: { input: { replace: true, append: true } },
+      }),
+      "requirement",
+    );
+    rejects(
+      req({
+        event: "tool.before",
+        mode: "intercept",
+        effects: ["modify"],
+        modify: { input: { toString: true } },
+      }),
+      "requirement",
+    );
+    // set to anything but true, an operation needs nothing
+    accepts(
+      req({
+        event: "tool.before",
+        mode: "intercept",
+        effects: ["modify"],
+        modify: { input: { replace: true, append: false, prepend: "yes" } },
+      }),
+    );
+  });
+
   test("observe: no effects", () => {
     const observer = doc(backend([observe(["tool.after"])]));
     accepts(

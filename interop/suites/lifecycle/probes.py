@@ -48,6 +48,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "observe-with-hash-in-the-body-400": {"status": 400},
     "observe-the-same-again-204": {"status": 204, "body": ""},
     "observe-a-never-uploaded-ref-409": {"status": 409},
+    "observe-a-never-uploaded-message-part-ref-409": {"status": 409},
     "no-answer-redirects": {"redirects": []},
 }
 NO_TOKEN = "this auth mode has no event token to present on the upload route"
@@ -108,6 +109,47 @@ def _observation(template: dict[str, Any], body: dict[str, Any]) -> bytes:
             "body": body,
         }
     ]
+    message = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"protocolVersion": "draft", "event": event},
+    }
+    return json.dumps(message).encode()
+
+
+def _message_part_observation(template: dict[str, Any], body: dict[str, Any]) -> bytes:
+    """A `tool.after` observation (its items are messages) whose one message has an
+    attachment part with `body`: every body ref of the items counts, the parts of
+    message items too (docs/LIFECYCLE.md, "Server")."""
+    source = template["params"]["event"]
+    event = {
+        "id": "receiver-probe-message-event",
+        "source": source["source"],
+        "type": "tool.after",
+        "time": source["time"],
+        "call": {"id": "receiver-probe-call"},
+        "tool": copy.deepcopy(source["tool"]),
+        "path": "native",
+        "outcome": "ok",
+        "execution": {"status": "executed"},
+        "items": [
+            {
+                "id": "receiver-probe-message",
+                "role": "tool",
+                "parts": [
+                    {
+                        "id": "receiver-probe-message-part",
+                        "kind": "attachment",
+                        "mediaType": "application/octet-stream",
+                        "selection": "body",
+                        "body": body,
+                    }
+                ],
+            }
+        ],
+    }
+    if "session" in source:
+        event["session"] = copy.deepcopy(source["session"])
     message = {
         "jsonrpc": "2.0",
         "method": "hooks/observe",
@@ -235,10 +277,15 @@ def run_probes(
         event_headers.append(("Authorization", f"Bearer {credential}"))
     observe = _observe_url(server.endpoint)
 
-    def observe_probe(name: str, body: dict[str, Any], expected: dict[str, Any]) -> None:
+    def observe_probe(
+        name: str,
+        body: dict[str, Any],
+        expected: dict[str, Any],
+        build: Callable[[dict[str, Any], dict[str, Any]], bytes] = _observation,
+    ) -> None:
         try:
             answer = post(
-                observe, headers=event_headers, body=_observation(template, body), context=context
+                observe, headers=event_headers, body=build(template, body), context=context
             )
             actual = {"status": answer.status, "body": answer.body.decode("utf-8", "replace")}
         except OSError as exc:
@@ -259,6 +306,12 @@ def run_probes(
         )
         observe_probe("observe-the-same-again-204", {"ref": ref}, {"status": 204, "body": ""})
     observe_probe("observe-a-never-uploaded-ref-409", {"ref": "never-uploaded"}, {"status": 409})
+    observe_probe(
+        "observe-a-never-uploaded-message-part-ref-409",
+        {"ref": "never-uploaded"},
+        {"status": 409},
+        _message_part_observation,
+    )
     probes.append(
         Probe(
             "no-answer-redirects",

@@ -1,6 +1,7 @@
 // Observation and content references: the `hooks/observe` notification of a
 // settled boundary, a subscription's projection of the event's items, and
-// the attachment body references an event carries (`items[].body.ref`).
+// the attachment body references an event carries (`items[].body.ref`, and
+// `items[].parts[].body.ref` of message items).
 
 import { cloneJson, isObject, type Json, type JsonObject } from "./json.js";
 
@@ -54,15 +55,25 @@ export function eventIdOf(message: Json): string {
   return typeof id === "string" ? id : "";
 }
 
-/** Every `items[].body.ref` of a message's event, in order. */
+/**
+ * Every body ref of a message's event items, in order: `items[].body.ref` of
+ * a part item and, for a message item, `items[].parts[].body.ref` of each of
+ * its parts (docs/LIFECYCLE.md, docs/ELICITATION.md: every one must name
+ * stored bytes).
+ */
 export function bodyRefs(message: Json): string[] {
   const items = eventOf(message)?.["items"];
   if (!Array.isArray(items)) return [];
   const refs: string[] = [];
-  for (const item of items) {
-    const body = isObject(item) ? item["body"] : undefined;
+  const collect = (part: Json): void => {
+    const body = isObject(part) ? part["body"] : undefined;
     if (isObject(body) && typeof body["ref"] === "string")
       refs.push(body["ref"]);
+  };
+  for (const item of items) {
+    collect(item);
+    const parts = isObject(item) ? item["parts"] : undefined;
+    if (Array.isArray(parts)) for (const part of parts) collect(part);
   }
   return refs;
 }

@@ -256,16 +256,17 @@ const RULES: Readonly<Record<Exclude<RegistrationRule, "schema">, RuleCheck>> =
         const modify = raw["modify"];
         if (!isObject(modify)) return `${where}: modify must be an object`;
         const targets = object(capabilities["modify"]);
+        // Every target's operations block is an object, and every operation
+        // it sets true (whatever its name) is true in the host's capabilities.
         for (const [target, operations] of Object.entries(modify)) {
           const offeredTarget = targets[target];
           if (!hasKey(targets, target) || !isObject(offeredTarget))
             return `${where}: ${event} offers no modify target ${show(target)}`;
-          for (const operation of ["replace", "merge"]) {
-            if (
-              object(operations)[operation] === true &&
-              offeredTarget[operation] !== true
-            )
-              return `${where}: ${event} offers no ${operation} of ${target}`;
+          if (!isObject(operations))
+            return `${where}: modify.${target} must be an object`;
+          for (const [operation, wanted] of Object.entries(operations)) {
+            if (wanted === true && offeredTarget[operation] !== true)
+              return `${where}: ${event} offers no ${show(operation)} of ${target}`;
           }
         }
       }
