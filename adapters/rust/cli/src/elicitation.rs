@@ -24,8 +24,9 @@ use ahp_contract::config::{self, ConfigError, Scenario};
 use ahp_contract::suite_client::{failed, unsupported, Answer, RowError, SuiteClient, SuiteRows};
 use ahp_contract::suite_config::{SuiteSpec, UploadRoute, ELICITATION};
 use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
-use ahp_contract::upload::{base64_decode, rebind_refs, sha256_hex};
+use ahp_contract::upload::{base64_decode, sha256_hex};
 use ahp_contract::{log, path, Failure};
+use ahp_sdk::chain::rebind_refs;
 use ahp_sdk::elicitation::{
     judge_request, judge_result, no_effect_reply, request_form_schema, result_request, FormSchemas,
     Receiver, RequestVerdict, REQUEST_EVENT,

@@ -24,8 +24,9 @@ use crate::suite_config::{
     ContentSource, OtherSuite, SuiteClientSettings, UploadRoute, UNREACHABLE,
 };
 use crate::suite_control::ControlClient;
-use crate::upload::{body_refs, rebind_refs, send_upload};
+use crate::upload::send_upload;
 use crate::{log, path, Failure};
+use ahp_sdk::chain::{body_refs, rebind_refs};
 
 /// How long a spawned stdio server may take to write its readiness file.
 pub const READY_LIMIT: Duration = Duration::from_secs(30);
@@ -392,7 +393,7 @@ impl SuiteClient {
         let Some(items) = path(msg, &["params", "event", "items"]) else {
             return Ok(out);
         };
-        for r in body_refs(Some(items)) {
+        for r in body_refs(items) {
             if self.aliases.contains_key(&r) {
                 continue;
             }

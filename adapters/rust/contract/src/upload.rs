@@ -372,50 +372,6 @@ pub fn send_upload(
     })
 }
 
-/// Every `body.ref` of an event's items: of the items themselves and of their parts.
-pub fn body_refs(items: Option<&Value>) -> Vec<String> {
-    let mut refs = Vec::new();
-    let Some(Value::Array(list)) = items else {
-        return refs;
-    };
-    for item in list {
-        let Value::Object(m) = item else { continue };
-        let mut parts = vec![item];
-        if let Some(Value::Array(ps)) = m.get("parts") {
-            parts.extend(ps.iter());
-        }
-        for p in parts {
-            if let Some(Value::String(r)) = p.get("body").and_then(|b| b.get("ref")) {
-                refs.push(r.clone());
-            }
-        }
-    }
-    refs
-}
-
-/// A copy of v with every `body.ref` found in `refs` replaced by what it maps
-/// to (a sender's alias -> the receiver's reference).
-pub fn rebind_refs(v: &Value, refs: &HashMap<String, String>) -> Value {
-    match v {
-        Value::Array(list) => Value::Array(list.iter().map(|x| rebind_refs(x, refs)).collect()),
-        Value::Object(m) => {
-            let mut out = Map::new();
-            for (k, x) in m {
-                out.insert(k.clone(), rebind_refs(x, refs));
-            }
-            if let Some(Value::Object(body)) = out.get_mut("body") {
-                if let Some(Value::String(r)) = body.get("ref") {
-                    if let Some(to) = refs.get(r) {
-                        body.insert("ref".into(), Value::String(to.clone()));
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        other => other.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,16 +394,5 @@ mod tests {
         );
         assert_eq!(bearer_token("bearer   abc"), Some("abc"));
         assert_eq!(bearer_token("Basic abc"), None);
-    }
-
-    #[test]
-    fn refs_are_found_and_rebound() {
-        let items = json!([{"id": "a", "body": {"ref": "x"}},
-            {"id": "m", "parts": [{"id": "p", "body": {"ref": "y"}}]}]);
-        assert_eq!(body_refs(Some(&items)), vec!["x", "y"]);
-        let map = HashMap::from([("x".to_string(), "urn:uuid:1".to_string())]);
-        let out = rebind_refs(&items, &map);
-        assert_eq!(out[0]["body"]["ref"], "urn:uuid:1");
-        assert_eq!(out[1]["parts"][0]["body"]["ref"], "y");
     }
 }

@@ -15,8 +15,8 @@ use ahp_contract::backend::{
 use ahp_contract::config::Scenario;
 use ahp_contract::entries::{OBSERVED, RECEIVED, REPLIED};
 use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
-use ahp_contract::upload::body_refs;
 use ahp_contract::{log, path, Failure};
+use ahp_sdk::chain::body_refs;
 use ahp_sdk::json::encode;
 use ahp_sdk::schemas::{Schemas, INTERCEPT_REQUEST, OBSERVE_NOTIFICATION};
 use serde_json::{json, Map, Value};
@@ -107,7 +107,9 @@ impl Server {
     }
 
     fn missing_ref(&self, msg: &Value) -> Option<String> {
-        body_refs(path(msg, &["params", "event", "items"]))
+        path(msg, &["params", "event", "items"])
+            .map(body_refs)
+            .unwrap_or_default()
             .into_iter()
             .find(|r| !self.shared.store.has(r))
     }
