@@ -21,9 +21,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ahp_contract::backend::{
-    rpc_error, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-};
+use ahp_contract::backend::{rpc_error, INTERNAL_ERROR, INVALID_PARAMS};
 use ahp_contract::config::Scenario;
 use ahp_contract::entries::{OBSERVED, RECEIVED, REPLIED};
 use ahp_contract::suite_client::{failed, unsupported, Answer, RowError, SuiteClient, SuiteRows};
@@ -37,7 +35,7 @@ use ahp_sdk::schemas::{Schemas, INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_N
 use serde_json::{json, Map, Value};
 
 use crate::lifecycle::chain::{call_all, settle};
-use crate::lifecycle::server::{fault_of, MALFORMED_BODY, SERVER_ERROR, TIMEOUT};
+use crate::lifecycle::server::{fault_of, route, MALFORMED_BODY, SERVER_ERROR, TIMEOUT};
 use crate::suites::Suite;
 
 /// The compaction suite's entry in `crate::suites::SUITES`: no uploads, no
@@ -189,40 +187,7 @@ impl Server {
 
 impl SuiteDispatcher for Server {
     fn dispatch(&self, message: &Value) -> SuiteAnswer {
-        let Some(msg) = message.as_object() else {
-            return SuiteAnswer::reply(rpc_error(
-                None,
-                INVALID_REQUEST,
-                "not a single JSON-RPC object",
-                None,
-            ));
-        };
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-        if method == "hooks/observe" {
-            return self.observe(msg);
-        }
-        let Some(id) = msg.get("id") else {
-            log(
-                "server",
-                &format!(
-                    "ignored a notification {}",
-                    msg.get("method").map(encode).unwrap_or_default()
-                ),
-            );
-            return SuiteAnswer::none();
-        };
-        match method {
-            "hooks/intercept" => self.intercept(msg),
-            "hooks/capabilities" => SuiteAnswer::reply(
-                json!({"jsonrpc": "2.0", "id": id, "result": ahp_sdk::manifest::discovery_result()}),
-            ),
-            _ => SuiteAnswer::reply(rpc_error(
-                Some(id),
-                METHOD_NOT_FOUND,
-                "method not found",
-                None,
-            )),
-        }
+        route(message, |m| self.observe(m), |m| self.intercept(m))
     }
 }
 

@@ -251,39 +251,52 @@ impl Server {
 
 impl SuiteDispatcher for Server {
     fn dispatch(&self, message: &Value) -> SuiteAnswer {
-        let Some(msg) = message.as_object() else {
-            return SuiteAnswer::reply(rpc_error(
-                None,
-                INVALID_REQUEST,
-                "not a single JSON-RPC object",
-                None,
-            ));
-        };
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-        if method == "hooks/observe" {
-            return self.observe(msg); // one with an id fails the schema (400)
-        }
-        let Some(id) = msg.get("id") else {
-            log(
-                "server",
-                &format!(
-                    "ignored a notification {}",
-                    msg.get("method").map(encode).unwrap_or_default()
-                ),
-            );
-            return SuiteAnswer::none();
-        };
-        match method {
-            "hooks/intercept" => self.intercept(msg),
-            "hooks/capabilities" => SuiteAnswer::reply(
-                json!({"jsonrpc": "2.0", "id": id, "result": ahp_sdk::manifest::discovery_result()}),
+        route(message, |m| self.observe(m), |m| self.intercept(m))
+    }
+}
+
+/// The routing of a suite server whose only AHP methods are `hooks/observe`
+/// and `hooks/intercept` (lifecycle, compaction): anything but an object is
+/// -32600; `hooks/observe` goes to `observe` (one with an id fails its schema
+/// there, 400); another notification is ignored; `hooks/capabilities` answers
+/// the core discovery result; another method is -32601.
+pub(crate) fn route(
+    message: &Value,
+    observe: impl FnOnce(&Map<String, Value>) -> SuiteAnswer,
+    intercept: impl FnOnce(&Map<String, Value>) -> SuiteAnswer,
+) -> SuiteAnswer {
+    let Some(msg) = message.as_object() else {
+        return SuiteAnswer::reply(rpc_error(
+            None,
+            INVALID_REQUEST,
+            "not a single JSON-RPC object",
+            None,
+        ));
+    };
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    if method == "hooks/observe" {
+        return observe(msg);
+    }
+    let Some(id) = msg.get("id") else {
+        log(
+            "server",
+            &format!(
+                "ignored a notification {}",
+                msg.get("method").map(encode).unwrap_or_default()
             ),
-            _ => SuiteAnswer::reply(rpc_error(
-                Some(id),
-                METHOD_NOT_FOUND,
-                "method not found",
-                None,
-            )),
-        }
+        );
+        return SuiteAnswer::none();
+    };
+    match method {
+        "hooks/intercept" => intercept(msg),
+        "hooks/capabilities" => SuiteAnswer::reply(
+            json!({"jsonrpc": "2.0", "id": id, "result": ahp_sdk::manifest::discovery_result()}),
+        ),
+        _ => SuiteAnswer::reply(rpc_error(
+            Some(id),
+            METHOD_NOT_FOUND,
+            "method not found",
+            None,
+        )),
     }
 }
