@@ -1,5 +1,6 @@
-"""The allOf dispatch fast path (schemas.discriminate) gives the verdicts of the
-schemas as written, on every message of every scenario file and on broken copies."""
+"""The fast paths (the allOf dispatch of schemas.discriminate, the references
+inlined at load) give the verdicts of the schemas as written, on every message of
+every scenario file and on broken copies."""
 
 from __future__ import annotations
 
@@ -92,3 +93,45 @@ def test_same_verdicts_on_every_scenario_message(both: Any) -> None:
 def test_the_fast_path_is_in_use() -> None:
     document = schemas.SchemaSet()._documents["event.schema.json"]
     assert schemas.DISCRIMINATED in document and "allOf" not in document
+
+
+def _refs(node: Any, seen: set[int]) -> set[str]:
+    """The ``$ref`` values left anywhere in an inlined schema (shared nodes once)."""
+    if id(node) in seen or not isinstance(node, dict | list):
+        return set()
+    seen.add(id(node))
+    values = node.values() if isinstance(node, dict) else node
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    found = {ref} if isinstance(ref, str) else set()
+    return found.union(*(_refs(value, seen) for value in values))
+
+
+def test_references_are_inlined_except_cycles() -> None:
+    fast = schemas.SchemaSet()
+    request = fast.validator(schemas.INTERCEPT_REQUEST).schema
+    assert "$id" not in request and "$defs" not in request
+    left = _refs(request, set())
+    # what stays is absolute and points back into a subschema being inlined
+    assert all(ref.startswith(schemas.SCHEMA_BASE) for ref in left), left
+    plain = schemas.SchemaSet(discriminated=False)
+    assert _refs(plain.validator(schemas.INTERCEPT_REQUEST).schema, set())
+
+
+def test_a_reference_cycle_stays_a_reference(tmp_path: Path) -> None:
+    (tmp_path / "tree.schema.json").write_text(
+        json.dumps(
+            {
+                "$schema": schemas.DRAFT_2020_12,
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#"}}},
+                "required": ["name"],
+            }
+        ),
+        encoding="utf-8",
+    )
+    fast = schemas.SchemaSet(tmp_path)
+    validator = fast.validator("tree.schema.json")
+    items = validator.schema["properties"]["children"]["items"]
+    assert items == {"$ref": schemas.SCHEMA_BASE + "tree.schema.json"}
+    assert validator.is_valid({"name": 1, "children": [{"name": 2, "children": []}]})
+    assert not validator.is_valid({"name": 1, "children": [{"children": []}]})

@@ -183,12 +183,100 @@ def _discriminated(validator: Any, spec: dict[str, Any], instance: Any, schema: 
         yield from validator.descend(instance, branch)
 
 
+# Keywords whose meaning depends on where a subschema sits or on what evaluated it:
+# a set that uses one keeps its ``$ref``s (``inline_refs`` does not apply).
+_PLACE_KEYWORDS = frozenset(
+    {
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
+
+
+def _keywords(node: Any) -> set[str]:
+    """Every key of every object under ``node`` (data included: a superset)."""
+    if isinstance(node, list):
+        return set().union(*(_keywords(item) for item in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    return set(node).union(*(_keywords(value) for value in node.values()))
+
+
+def _canonical(uri: str) -> str:
+    """``x.json#`` and ``x.json`` name the same node."""
+    document_uri, _, pointer = uri.partition("#")
+    return f"{document_uri}#{pointer}" if pointer else document_uri
+
+
+class _Inliner:
+    """Every ``$ref`` replaced by the (shared, already inlined) subschema it names, so
+    validation never resolves a reference: ``{"$ref": X}`` alone becomes X's node
+    itself, and beside other keywords it becomes one more ``allOf`` item, which is
+    the same verdict in Draft 2020-12. A reference back into a subschema that is
+    being inlined (a cycle) stays a ``$ref``, made absolute."""
+
+    def __init__(self, documents: dict[str, Any]) -> None:
+        from urllib.parse import urljoin
+
+        self._join = urljoin
+        self._documents = documents  # $id -> document
+        self._done: dict[str, Any] = {}
+
+    def node(self, uri: str, stack: tuple[str, ...] = ()) -> Any:
+        found = self._done.get(uri)
+        if found is not None:
+            return found
+        document_uri, _, pointer = uri.partition("#")
+        node = self._documents[document_uri]
+        for part in pointer.split("/")[1:] if pointer else ():
+            key = part.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        out = self._walk(node, document_uri, (*stack, uri))
+        if isinstance(out, dict):
+            out = {k: v for k, v in out.items() if k not in ("$id", "$schema", "$defs")}
+        self._done[uri] = out
+        return out
+
+    def _walk(self, node: Any, base: str, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [self._walk(item, base, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DATA_KEYWORDS or key == "$ref":
+                out[key] = value
+            elif key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {k: self._walk(v, base, stack) for k, v in value.items()}
+            else:
+                out[key] = self._walk(value, base, stack)
+        ref = out.pop("$ref", None)
+        if not isinstance(ref, str):
+            if ref is not None:
+                out["$ref"] = ref
+            return out
+        target = _canonical(self._join(base, ref))
+        if target in stack:
+            out["$ref"] = target
+            return out
+        inlined = self.node(target, stack)
+        if not out:
+            return inlined
+        out["allOf"] = [inlined, *out.get("allOf", [])]
+        return out
+
+
 class SchemaSet:
     """Every ``*.schema.json`` of one directory, validated with formats checked."""
 
     def __init__(self, directory: Path | None = None, *, discriminated: bool = True) -> None:
-        """``discriminated``: the ``allOf`` dispatch fast path (``discriminate``); off
-        only for the test that compares both verdicts."""
+        """``discriminated``: the fast paths, the ``allOf`` dispatch (``discriminate``)
+        and references resolved once at load (``_Inliner``); off only for the test
+        that compares both verdicts."""
         from jsonschema import Draft202012Validator
         from jsonschema.validators import extend
         from referencing import Registry, Resource
@@ -225,6 +313,11 @@ class SchemaSet:
                 )
             )
         self._registry = Registry().with_resources(resources)
+        self._inliner = (
+            _Inliner({d["$id"]: d for d in self._documents.values()})
+            if discriminated and not _keywords(list(self._documents.values())) & _PLACE_KEYWORDS
+            else None
+        )
         self._validators: dict[str, Any] = {}
         self._memo: dict[tuple[str, str], str | None] = {}
 
@@ -240,10 +333,12 @@ class SchemaSet:
             document = self._documents.get(file_name)
             if document is None:
                 raise SchemaError(f"schema {file_name} not found in {self.directory}")
-            schema: dict[str, Any] = document
+            schema: Any = document
             if pointer:
                 schema = {"$ref": document["$id"] + "#" + pointer}
                 self._resolve(schema["$ref"], name)
+            if self._inliner is not None:
+                schema = self._inliner.node(_canonical(schema.get("$ref", document["$id"])))
             found = self._class(schema, registry=self._registry, format_checker=self._checker)
             self._validators[name] = found
         return found
