@@ -13,7 +13,8 @@ from interop.contract.manifest import ManifestError, discover, load_manifest
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.redact import Redactor
 from interop.results import CombinationError, UnknownErrorClass, error_table
-from interop.suites.core.scenarios import ScenarioError, load_set
+from interop.suites.core.scenarios import ScenarioError, load_set, load_sets
+from interop.suites.core.verify import verify_set
 
 
 @pytest.mark.parametrize(
@@ -179,6 +180,58 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     paired = {**big, "response": {"result": {"text": "\U0001f600 \u00e9"}}}
     path.write_text(json.dumps({"version": 1, "scenarios": [{**paired, "expectError": True}]}))
     assert load_set(path).ids == ["a"]  # a pair (json.dumps writes \ud83d\ude00) is one code point
+
+
+def _set_file(path: Path, ids: list[str], **outside: object) -> Path:
+    rows = [
+        {
+            "id": i,
+            "request": {"id": i, "params": {"event": {"id": i}}},
+            "response": None,
+            "expectError": True,
+        }
+        for i in ids
+    ]
+    path.write_text(json.dumps({"version": 1, **outside, "scenarios": rows}))
+    return path
+
+
+def test_core_sets_run_as_one_file_and_rows_keep_their_set(tmp_path: Path) -> None:
+    one = _set_file(tmp_path / "one.json", ["a", "b"])
+    two = _set_file(tmp_path / "two.json", ["c"])
+    clash = _set_file(tmp_path / "clash.json", ["a"])
+    other = _set_file(tmp_path / "other.json", ["d"], note="differs outside scenarios")
+    (run,) = load_sets([one, two]).runs()
+    assert run.name == "one+two" and run.ids == ["a", "b", "c"]
+    assert [run.origin(i) for i in run.ids] == ["one", "one", "two"]
+    written = json.loads(run.write_full(tmp_path / "full.json").read_text())
+    assert [r["id"] for r in written["scenarios"]] == ["a", "b", "c"]
+    blind = json.loads(run.write_blind(tmp_path / "blind.json").read_text())
+    assert all("expectError" not in r for r in blind["scenarios"])
+    # shared ids or a different file outside `scenarios`: each set runs alone
+    assert [r.name for r in load_sets([one, clash, two]).runs()] == ["one", "clash+two"]
+    assert [r.name for r in load_sets([one, other]).runs()] == ["one", "other"]
+    report = {
+        "language": "python",
+        "results": [
+            {"id": i, "status": "completed", "actual": {"rejected": True}} for i in run.ids
+        ],
+    }
+    verdict = verify_set(
+        run,
+        report=report,
+        receipts=[],
+        client_exit=0,
+        language="python",
+        blind=True,
+        stage="client[one+two]",
+        wire=False,
+    )
+    assert [(row.set, row.id, row.status) for row in verdict.rows] == [
+        ("one", "a", "passed"),
+        ("one", "b", "passed"),
+        ("two", "c", "passed"),
+    ], verdict.errors
 
 
 def test_docs_errors_is_the_error_table() -> None:

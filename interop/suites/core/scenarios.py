@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,12 @@ class ScenarioSet:
     path: Path
     scenarios: tuple[Scenario, ...]
     document: dict[str, Any]
+    # a run of several sets in one file (`CoreSets.runs`): each row's own set name
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def origin(self, scenario_id: str) -> str:
+        """The set a row belongs to: its own set's name when this is a merged run."""
+        return self.origins.get(scenario_id, self.name)
 
     @property
     def ids(self) -> list[str]:
@@ -50,6 +56,11 @@ class ScenarioSet:
 
     def write_blind(self, path: Path) -> Path:
         path.write_text(dumps_canonical(self.blind_document()), encoding="utf-8")
+        return path
+
+    def write_full(self, path: Path) -> Path:
+        """The file with its answers (a merged run has no file of its own)."""
+        path.write_text(dumps_canonical(self.document), encoding="utf-8")
         return path
 
 
@@ -218,6 +229,40 @@ class CoreSets(list[ScenarioSet]):
 
     def row_count(self) -> int:
         return sum(len(s.scenarios) for s in self)
+
+    def runs(self) -> list[ScenarioSet]:
+        """The sets as the adapters run them: consecutive sets whose ids are disjoint
+        and whose files agree outside `scenarios` become one file, so a combination
+        starts its client (and resets its server) once, not once per set. Every row
+        keeps its own set's name (`ScenarioSet.origin`), and the verdict is the same:
+        each row is judged alone against its own expectation."""
+        groups: list[list[ScenarioSet]] = []
+        for item in self:
+            last = groups[-1] if groups else None
+            if (
+                last is not None
+                and _outside(last[0].document) == _outside(item.document)
+                and not {i for s in last for i in s.ids} & set(item.ids)
+            ):
+                last.append(item)
+            else:
+                groups.append([item])
+        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+
+
+def _outside(document: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if k != "scenarios"}
+
+
+def _merged(group: list[ScenarioSet]) -> ScenarioSet:
+    scenarios = tuple(s for item in group for s in item.scenarios)
+    return ScenarioSet(
+        name="+".join(item.name for item in group),
+        path=group[0].path,  # never handed out: `write_full` writes the merged file
+        scenarios=scenarios,
+        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
+        origins={s.id: item.name for item in group for s in item.scenarios},
+    )
 
 
 def _relative(path: Path) -> str:

@@ -38,7 +38,7 @@ class CoreSuite:
     command_keys: tuple[str, ...] = ("client", "server")
 
     def __init__(self) -> None:
-        self._blind: dict[tuple[str, str], Path] = {}
+        self._files: dict[tuple[str, str, bool], Path] = {}
 
     def default_sets(self, root: Path) -> list[Path]:
         return [
@@ -76,15 +76,20 @@ class CoreSuite:
         )
 
     def _scenario_file(self, ctx: RunContext, scenario_set: ScenarioSet, blind: bool) -> Path:
-        """The file an adapter receives: the blind copy unless a v1 client needs answers."""
-        if not blind:
+        """The file an adapter receives: the blind copy unless a v1 client needs answers
+        (a merged run's files are written once, like the blind copies)."""
+        merged = bool(scenario_set.origins)
+        if not blind and not merged:
             return scenario_set.path
-        key = (scenario_set.name, str(scenario_set.path))
-        if key not in self._blind:
-            self._blind[key] = scenario_set.write_blind(
-                ctx.unique(f"set-{scenario_set.name}") / "blind.json"
+        key = (scenario_set.name, str(scenario_set.path), blind)
+        if key not in self._files:
+            folder = ctx.unique(f"set-{scenario_set.name}")
+            self._files[key] = (
+                scenario_set.write_blind(folder / "blind.json")
+                if blind
+                else scenario_set.write_full(folder / "full.json")
             )
-        return self._blind[key]
+        return self._files[key]
 
     def run(
         self,
@@ -117,9 +122,10 @@ class CoreSuite:
         outcomes: list[Outcome] = []
         shared: Server | None = None
         shared_error: CombinationError | None = None
+        runs = sets.runs()
         if server_adapter.server_reuse and ctx.server_reuse:
             shared = Server(
-                ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, sets[0], True)
+                ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, runs[0], True)
             )
             shared_error = self._start(shared)
         gone: str | None = None  # why the shared server can no longer serve
@@ -135,7 +141,7 @@ class CoreSuite:
                 done(outcome)
                 continue
             started = time.monotonic()
-            for scenario_set in sets:
+            for scenario_set in runs:
                 if ctx.cancelled.is_set():
                     outcome.errors.append(
                         CombinationError("run", "Cancelled", "the run was interrupted")
@@ -283,7 +289,7 @@ class CoreSuite:
             outcome.skipped_rows = sets.row_count()
             return outcome
         started = time.monotonic()
-        for scenario_set in sets:
+        for scenario_set in sets.runs():
             if ctx.cancelled.is_set():
                 outcome.errors.append(
                     CombinationError("run", "Cancelled", "the run was interrupted")

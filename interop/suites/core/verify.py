@@ -118,7 +118,7 @@ def verify_set(
     for scenario in scenario_set.scenarios:
         entry = entries.get(scenario.id)
         row = RowVerdict(
-            set=scenario_set.name,
+            set=scenario_set.origin(scenario.id),
             id=scenario.id,
             status=Status.FAILED,
             expected=expectation(scenario),
