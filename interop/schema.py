@@ -15,6 +15,7 @@ Three things differ from a plain ``jsonschema`` setup:
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from interop.jsonvalue import JsonError, loads
 StrictJsonError = JsonError  # malformed JSON text, a duplicate key or a non-JSON constant
 
 SCHEMA_SUFFIXES = (".schema.json",)
+MEMO_LIMIT = 50_000  # remembered verdicts per schema set (then forgotten at once)
 AGGREGATE_SCHEMA = "schema.json"
 SCHEMA_MANIFEST = "manifest.json"
 
@@ -191,6 +193,7 @@ class SchemaSet:
         self.registry: Registry[Any] = Registry().with_resources(resources)
         self.format_checker = strict_format_checker()
         self._validators: dict[str, Any] = {}
+        self._issues: dict[tuple[str, str], SchemaIssue | None] = {}
 
     def names(self) -> list[str]:
         return sorted(self.documents)
@@ -215,5 +218,20 @@ class SchemaSet:
         return validator
 
     def issue(self, reference: str, instance: Any) -> SchemaIssue | None:
-        """None when valid, otherwise the first error."""
-        return first_issue(list(self.validator(reference).iter_errors(instance)))
+        """None when valid, otherwise the first error.
+
+        Remembered per exact JSON text (key order kept, so even the error chosen is
+        the same): every combination of a run sends the same messages, and
+        validation depends on the text alone."""
+        try:
+            text = json.dumps(instance, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):  # not JSON: judged afresh
+            return first_issue(list(self.validator(reference).iter_errors(instance)))
+        key = (reference, text)
+        if key in self._issues:
+            return self._issues[key]
+        found = first_issue(list(self.validator(reference).iter_errors(instance)))
+        if len(self._issues) >= MEMO_LIMIT:
+            self._issues.clear()
+        self._issues[key] = found
+        return found

@@ -255,3 +255,27 @@ def test_redactor_finds_secrets_whole_and_split_across_lines() -> None:
     assert redactor("s3cret-token-\nvalue\ns3cret-token-\n value") == "[REDACTED]\n[REDACTED]"
     untouched = "no secret\n  here s3cret-token\n-other"
     assert redactor(untouched) == untouched
+
+
+def test_schema_verdicts_are_remembered_by_exact_text(tmp_path: Path) -> None:
+    from interop.schema import SchemaSet
+
+    (tmp_path / "n.schema.json").write_text(
+        json.dumps(
+            {
+                "$id": "https://example.test/n.schema.json",
+                "type": "object",
+                "properties": {"n": {"type": "integer"}},
+            }
+        )
+    )
+    schemas = SchemaSet(tmp_path)
+    value: dict[str, object] = {"n": 1}
+    assert schemas.issue("n.schema.json", value) is None
+    value["n"] = True  # the same object, another text: judged afresh
+    found = schemas.issue("n.schema.json", value)
+    assert found is not None and found.path == "$.n"
+    assert schemas.issue("n.schema.json", {"n": True}) == found
+    assert schemas.issue("n.schema.json", {"n": 1.0}) is None  # 2020-12: 1.0 is an integer
+    assert schemas.issue("n.schema.json", {"n": 1.5}) is not None
+    assert schemas.issue("n.schema.json", {"n": {1}}) is not None  # not JSON: never remembered
