@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.jsonvalue import JsonError, dumps_canonical, load_file, strict_equal
-from interop.suites.base import ScenarioError
+from interop.jsonvalue import JsonError, load_file, strict_equal
+from interop.suites.base import ScenarioError, write_set_file
 
 CATEGORIES = ("execution", "lineage", "registration")
 SEND_OPS = ("notify", "rawNotify")
@@ -178,8 +178,7 @@ class CatalogueSet:
             {k: v for k, v in s.raw.items() if not blind or k != "expected"} for s in self.scenarios
         ]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, rows)
 
     def describe(self) -> dict[str, Any]:
         return {

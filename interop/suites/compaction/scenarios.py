@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.jsonvalue import JsonError, dumps_canonical, load_file
-from interop.suites.base import ScenarioError
+from interop.jsonvalue import JsonError, load_file
+from interop.suites.base import ScenarioError, write_set_file
 
 TRANSPORTS = ("http", "stdio")
 ANSWER_KEYS = ("expected", "proof")
@@ -175,8 +175,7 @@ class CompactionSet:
             for r in self.for_transport(transport)
         ]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, rows)
 
     def describe(self) -> dict[str, Any]:
         try:

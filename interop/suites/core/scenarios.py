@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.jsonvalue import JsonError, dumps_canonical, load_file
-from interop.suites.base import ScenarioError
+from interop.jsonvalue import JsonError, load_file
+from interop.suites.base import ScenarioError, write_set_file
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
@@ -55,13 +55,11 @@ class ScenarioSet:
         return {**self.document, "scenarios": scenarios}
 
     def write_blind(self, path: Path) -> Path:
-        path.write_text(dumps_canonical(self.blind_document()), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, self.blind_document()["scenarios"])
 
     def write_full(self, path: Path) -> Path:
         """The file with its answers (a merged run has no file of its own)."""
-        path.write_text(dumps_canonical(self.document), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, self.document["scenarios"])
 
 
 def set_name(path: Path) -> str:

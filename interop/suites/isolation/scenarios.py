@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.jsonvalue import dumps_canonical, first_difference, shown
-from interop.suites.base import ScenarioError
+from interop.jsonvalue import first_difference, shown
+from interop.suites.base import ScenarioError, write_set_file
 from interop.suites.lifecycle.scenarios import LifecycleScenario, load_set
 
 SET = "isolation"
@@ -259,8 +259,7 @@ class IsolationSet:
         return self.cases
 
     def write(self, path: Path, rows: list[dict[str, Any]]) -> Path:
-        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, rows)
 
 
 class IsolationSets(list[IsolationSet]):

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from interop import ROOT
-from interop.jsonvalue import JsonError, dumps_canonical, load_file
-from interop.suites.base import ScenarioError
+from interop.jsonvalue import JsonError, load_file
+from interop.suites.base import ScenarioError, write_set_file
 
 ANSWER_KEYS = ("expected", "chainProof")
 STEP_FIELDS: dict[str, tuple[str, ...]] = {
@@ -224,8 +224,7 @@ class LifecycleSet:
             {k: v for k, v in s.raw.items() if not blind or k not in ANSWER_KEYS}
             for s in self.for_transport(transport)
         ]
-        path.write_text(dumps_canonical({**self.document, "scenarios": rows}), encoding="utf-8")
-        return path
+        return write_set_file(path, self.document, rows)
 
 
 class LifecycleSets(list[LifecycleSet]):
