@@ -17,10 +17,11 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import jsonschema
 import jsonschema.validators
@@ -108,9 +109,85 @@ def _ecma_pattern(
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-EcmaValidator = jsonschema.validators.extend(
+def _const_path(condition: Any) -> tuple[tuple[str, ...], str] | None:
+    """`(keys, value)` when `condition` only asks that the string `value` sit at `keys`:
+    nested `{"properties": {k: ...}, "required": [k]}` down to `{"const": value}`."""
+    keys: list[str] = []
+    while isinstance(condition, dict):
+        if set(condition) == {"const"}:
+            value = condition["const"]
+            return (tuple(keys), value) if keys and isinstance(value, str) else None
+        properties = condition.get("properties")
+        if set(condition) != {"properties", "required"} or not isinstance(properties, dict):
+            return None
+        if len(properties) != 1 or condition["required"] != list(properties):
+            return None
+        ((key, condition),) = properties.items()
+        keys.append(key)
+    return None
+
+
+class _Dispatch:
+    """An `allOf` whose every item is `{"if": <a string at a path>, "then": ...}`, one
+    value each: which item's `then` an instance meets (see `_all_of`)."""
+
+    def __init__(self, keys: tuple[str, ...], items: dict[str, int]) -> None:
+        self.keys, self.items = keys, items
+
+    @staticmethod
+    def of(subschemas: list[Any]) -> _Dispatch | None:
+        keys: set[tuple[str, ...]] = set()
+        items: dict[str, int] = {}
+        for index, item in enumerate(subschemas):
+            found = (
+                _const_path(item["if"])
+                if isinstance(item, dict) and set(item) == {"if", "then"}
+                else None
+            )
+            if found is None or found[1] in items:
+                return None
+            keys.add(found[0])
+            items[found[1]] = index
+        return _Dispatch(keys.pop(), items) if len(keys) == 1 and len(items) > 1 else None
+
+
+_DISPATCHES: dict[int, tuple[list[Any], _Dispatch | None]] = {}
+
+
+def _all_of(
+    validator: Any, subschemas: list[Any], instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12 `allOf`, with the same errors, minus the work that cannot yield
+    one: in a dispatching `allOf` (`_Dispatch`) every `if` but the instance's own is
+    false, so only that item is evaluated; when a step of the path is there but is
+    not an object every `if` holds vacuously, and all items are evaluated."""
+    known = _DISPATCHES.get(id(subschemas))
+    if known is None or known[0] is not subschemas:
+        known = (subschemas, _Dispatch.of(subschemas) if isinstance(subschemas, list) else None)
+        _DISPATCHES[id(subschemas)] = known
+    dispatch = known[1]
+    if dispatch is not None:
+        node = instance
+        for key in dispatch.keys:
+            if not isinstance(node, dict):
+                break
+            if key not in node:
+                return  # no `if` holds: nothing applies
+            node = node[key]
+        else:
+            index = dispatch.items.get(node) if isinstance(node, str) else None
+            if index is not None:
+                yield from validator.descend(instance, subschemas[index], schema_path=index)
+            return
+    for index, subschema in enumerate(subschemas):
+        yield from validator.descend(instance, subschema, schema_path=index)
+
+
+# `PlainEcmaValidator` evaluates every keyword as written (the fast paths' reference)
+PlainEcmaValidator = jsonschema.validators.extend(
     Draft202012Validator, {"pattern": _ecma_pattern}, version="draft2020-12-ecma"
 )
+EcmaValidator = jsonschema.validators.extend(PlainEcmaValidator, {"allOf": _all_of})
 
 
 class FormatSupportError(RuntimeError):
@@ -168,13 +245,90 @@ def first_issue(errors: list[ValidationError]) -> SchemaIssue | None:
     return SchemaIssue(json_path(chosen), chosen.message)
 
 
+# Keywords that read where a subschema sits or what else evaluated the instance: a
+# directory whose documents use one keeps its references (no `inline_references`).
+PLACE_DEPENDENT = frozenset(
+    {"$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef"}
+    | {"unevaluatedItems", "unevaluatedProperties"}
+)
+_NOT_SCHEMAS = frozenset({"const", "default", "enum", "examples", "required"})
+_NAMED_SCHEMAS = frozenset(
+    {"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"}
+)
+
+
+def _uses(node: Any, keywords: frozenset[str]) -> bool:
+    if isinstance(node, list):
+        return any(_uses(item, keywords) for item in node)
+    return isinstance(node, dict) and (
+        not keywords.isdisjoint(node) or any(_uses(v, keywords) for v in node.values())
+    )
+
+
+def inline_references(documents: dict[str, Any]) -> Callable[[str], Any]:
+    """A lookup from an absolute URI (`file#/pointer` or a document's `$id`) to its
+    subschema with every `$ref` below it already followed, so validation resolves
+    nothing: a node that is only `{"$ref": u}` becomes u's (shared) node, and a `$ref`
+    beside other keywords becomes one more `allOf` item, the same verdict in Draft
+    2020-12. A reference back into a node still being followed (a cycle) stays, made
+    absolute. `documents` maps each `$id` to its document."""
+    followed: dict[str, Any] = {}
+
+    def key(uri: str) -> str:
+        base, _, pointer = uri.partition("#")
+        return base + "#" + pointer if pointer else base
+
+    def follow(uri: str, open_: frozenset[str]) -> Any:
+        if uri in followed:
+            return followed[uri]
+        base, _, pointer = uri.partition("#")
+        node = documents[base]
+        for step in pointer.split("/")[1:] if pointer else []:
+            step = step.replace("~1", "/").replace("~0", "~")
+            node = node[int(step)] if isinstance(node, list) else node[step]
+        done = rebuild(node, base, open_ | {uri})
+        if isinstance(done, dict):  # an embedded document's own keywords go
+            done = {k: v for k, v in done.items() if k not in ("$id", "$schema", "$defs")}
+        followed[uri] = done
+        return done
+
+    def rebuild(node: Any, base: str, open_: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [rebuild(item, base, open_) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {
+            k: v
+            if k in _NOT_SCHEMAS or k == "$ref"
+            else {n: rebuild(s, base, open_) for n, s in v.items()}
+            if k in _NAMED_SCHEMAS and isinstance(v, dict)
+            else rebuild(v, base, open_)
+            for k, v in node.items()
+        }
+        reference = out.get("$ref")
+        if not isinstance(reference, str):
+            return out
+        target = key(urljoin(base, reference))
+        if target in open_:
+            return {**out, "$ref": target}
+        del out["$ref"]
+        if not out:
+            return follow(target, open_)
+        return {**out, "allOf": [follow(target, open_), *out.get("allOf", [])]}
+
+    return lambda uri: follow(key(uri), frozenset())
+
+
 class SchemaSet:
     """All schema documents of one directory in one registry, validators compiled once."""
 
-    def __init__(self, directory: Path, *, check: bool = False) -> None:
+    def __init__(self, directory: Path, *, check: bool = False, fast: bool = True) -> None:
         """`check`: also validate every document against the Draft 2020-12 metaschema
         (a second per directory; `tools/check_conformance.py` and the tests do it for
-        ours, so a run does not pay it at every start)."""
+        ours, so a run does not pay it at every start). `fast`: the fast paths, the
+        dispatching `allOf` (`_all_of`) and references followed once
+        (`inline_references`); off only for the test that compares both."""
+        self._class = EcmaValidator if fast else PlainEcmaValidator
         self.directory = directory
         self.documents: dict[str, dict[str, Any]] = {}
         resources: list[tuple[str, Resource[Any]]] = []
@@ -191,6 +345,12 @@ class SchemaSet:
             self.documents[path.name] = document
             resources.append((document["$id"], Resource.from_contents(document, DRAFT202012)))
         self.registry: Registry[Any] = Registry().with_resources(resources)
+        by_id = {d["$id"]: d for d in self.documents.values()}
+        self._inlined = (
+            inline_references(by_id)
+            if fast and not _uses(list(by_id.values()), PLACE_DEPENDENT)
+            else None
+        )
         self.format_checker = strict_format_checker()
         self._validators: dict[str, Any] = {}
         self._issues: dict[tuple[str, str], SchemaIssue | None] = {}
@@ -210,10 +370,14 @@ class SchemaSet:
         document = self.documents.get(name)
         if document is None:
             raise KeyError(f"unknown schema {name!r}")
-        schema: dict[str, Any] = {"$ref": document["$id"] + ("#" + fragment if fragment else "")}
-        validator = EcmaValidator(
-            schema, registry=self.registry, format_checker=self.format_checker
-        )
+        uri = document["$id"] + ("#" + fragment if fragment else "")
+        schema: Any = {"$ref": uri}
+        if self._inlined is not None:
+            try:
+                schema = self._inlined(uri)
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise KeyError(f"{reference}: no such subschema") from None
+        validator = self._class(schema, registry=self.registry, format_checker=self.format_checker)
         self._validators[reference] = validator
         return validator
 
