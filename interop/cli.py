@@ -70,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
             "--jobs",
             type=_positive_int,
             default=os.cpu_count() or 1,
-            help="parallel workers (default: the number of CPUs)",
+            help="CPU slots: a job of a suite that mostly waits holds half of one "
+            "(docs/bench.md; default: the number of CPUs)",
         )
         p.add_argument(
             "--timeout", type=_positive_float, default=120.0, metavar="S", help=timeout_help

@@ -10,6 +10,7 @@ ran is `not-run`.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import threading
@@ -453,6 +454,42 @@ class Planned:
     job: Job
 
 
+class Slots:
+    """`--jobs` CPU slots, handed out in the jobs' order (longest first): a job waits
+    until its suite's share (`Suite.cpu_share`) is free and every job planned before
+    it has started, so a computing job is never overtaken by lighter ones."""
+
+    def __init__(self, total: float) -> None:
+        self._free = total
+        self._next = 0  # the ticket whose turn it is
+        self._open = False
+        self._turn = threading.Condition()
+
+    def take(self, ticket: int, share: float) -> None:
+        with self._turn:
+            while not self._open and (ticket != self._next or self._free < share - 1e-9):
+                self._turn.wait()
+            self._free -= share
+            self._next = max(self._next, ticket + 1)
+            self._turn.notify_all()
+
+    def give(self, share: float) -> None:
+        with self._turn:
+            self._free += share
+            self._turn.notify_all()
+
+    def open(self) -> None:
+        """The run was interrupted: every waiting job starts at once (and, seeing the
+        run cancelled, reports its combinations not run), some never to be started."""
+        with self._turn:
+            self._open = True
+            self._turn.notify_all()
+
+
+def _share(suite: Suite, jobs: int) -> float:
+    return min(max(float(getattr(suite, "cpu_share", 1.0)), 0.05), float(jobs))
+
+
 def _run_jobs(
     planned: list[Planned],
     ctx: RunContext,
@@ -463,14 +500,22 @@ def _run_jobs(
     options: MatrixOptions,
 ) -> bool:
     """Run every job; True when interrupted. Outcomes are appended as jobs finish."""
-    executor = ThreadPoolExecutor(max_workers=options.jobs, thread_name_prefix="job")
+    slots = Slots(options.jobs)
+    shares = [_share(item.suite, options.jobs) for item in planned]
+    workers = max(1, math.ceil(options.jobs / min(shares, default=1.0)))
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job")
     pending: dict[Future[list[Outcome]], Planned] = {}
+
+    def held(ticket: int, item: Planned, share: float) -> list[Outcome]:
+        slots.take(ticket, share)
+        try:
+            return item.suite.run(item.job, ctx, item.run.sets, adapters, progress.report)
+        finally:
+            slots.give(share)
+
     try:
-        for item in planned:
-            future = executor.submit(
-                item.suite.run, item.job, ctx, item.run.sets, adapters, progress.report
-            )
-            pending[future] = item
+        for ticket, (item, share) in enumerate(zip(planned, shares, strict=True)):
+            pending[executor.submit(held, ticket, item, share)] = item
         while pending:
             done, _ = wait(pending, timeout=HEARTBEAT / 3, return_when=FIRST_COMPLETED)
             progress.heartbeat()
@@ -492,6 +537,7 @@ def _run_jobs(
     except KeyboardInterrupt:
         interrupts.hold()  # nothing may interrupt the cleanup or the report
         ctx.cancelled.set()
+        slots.open()
         finished = progress.close()
         print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
         ctx.registry.kill_all()
@@ -512,6 +558,7 @@ def _run_jobs(
                     )
         return True
     finally:
+        slots.open()  # a job whose turn never comes (cancelled) holds no one up
         executor.shutdown(wait=True, cancel_futures=True)
 
 

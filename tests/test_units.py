@@ -279,3 +279,37 @@ def test_schema_verdicts_are_remembered_by_exact_text(tmp_path: Path) -> None:
     assert schemas.issue("n.schema.json", {"n": 1.0}) is None  # 2020-12: 1.0 is an integer
     assert schemas.issue("n.schema.json", {"n": 1.5}) is not None
     assert schemas.issue("n.schema.json", {"n": {1}}) is not None  # not JSON: never remembered
+
+
+def test_slots_hand_out_shares_in_the_jobs_order() -> None:
+    import threading
+
+    from interop.runner import Slots
+
+    slots = Slots(1)
+    started: list[int] = []
+
+    def job(ticket: int, share: float) -> None:
+        slots.take(ticket, share)
+        started.append(ticket)
+
+    slots.take(0, 0.5)
+    later = threading.Thread(target=job, args=(2, 0.5))
+    later.start()
+    later.join(0.2)
+    assert started == []  # ticket 1 has not started: ticket 2 waits its turn
+    first = threading.Thread(target=job, args=(1, 1.0))
+    first.start()
+    first.join(0.2)
+    assert started == []  # a whole slot is not free while ticket 0 holds half
+    slots.give(0.5)
+    first.join(5)
+    assert started == [1]
+    slots.give(1.0)
+    later.join(5)
+    assert started == [1, 2]
+    blocked = threading.Thread(target=job, args=(3, 1.0))
+    blocked.start()
+    slots.open()  # an interrupted run: whoever waits starts
+    blocked.join(5)
+    assert started == [1, 2, 3]

@@ -52,6 +52,10 @@ class Suite(Protocol):
     name: str
     # adapter.json command keys this suite runs (e.g. ("client", "server"))
     command_keys: tuple[str, ...]
+    # the CPU one of its jobs keeps busy, on average: a job holds this share of one
+    # `--jobs` slot while it runs (1.0: it computes; 0.5: it mostly waits on deadlines,
+    # process starts and handshakes, so two run per slot). Measured: docs/bench.md.
+    cpu_share: float
 
     def default_sets(self, root: Path) -> list[Path]: ...
 

@@ -110,6 +110,7 @@ CLIENT_ROWS: tuple[tuple[str, Any], ...] = (
 
 class AuthSuite:
     name = "auth"
+    cpu_share = 0.5
     command_keys: tuple[str, ...] = ("client", "server")
 
     def default_sets(self, root: Path) -> list[Path]:

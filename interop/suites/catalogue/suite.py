@@ -30,6 +30,7 @@ RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
 
 class CatalogueSuite:
     name = "catalogue"
+    cpu_share = 1.0
     command_keys: tuple[str, ...] = COMMANDS
 
     def default_sets(self, root: Path) -> list[Path]:

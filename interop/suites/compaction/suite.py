@@ -37,6 +37,7 @@ RECEIPTS = "lifecycle-control.schema.json#/$defs/receipts"
 
 class CompactionSuite:
     name = "compaction"
+    cpu_share = 0.5
     command_keys: tuple[str, ...] = COMMANDS
 
     def default_sets(self, root: Path) -> list[Path]:

@@ -35,6 +35,7 @@ STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 
 class CoreSuite:
     name = "core"
+    cpu_share = 1.0
     command_keys: tuple[str, ...] = ("client", "server")
 
     def __init__(self) -> None:

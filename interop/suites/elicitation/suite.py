@@ -40,6 +40,7 @@ UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
 class ElicitationSuite:
     name = "elicitation"
+    cpu_share = 1.0
     command_keys: tuple[str, ...] = COMMANDS
 
     def default_sets(self, root: Path) -> list[Path]:

@@ -61,6 +61,7 @@ COOKIE_NAME = "ahp-isolation"
 
 class IsolationSuite:
     name = "isolation"
+    cpu_share = 0.5
     command_keys: tuple[str, ...] = COMMANDS
 
     def default_sets(self, root: Path) -> list[Path]:

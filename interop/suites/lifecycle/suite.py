@@ -36,6 +36,7 @@ UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
 class LifecycleSuite:
     name = "lifecycle"
+    cpu_share = 0.5
     command_keys: tuple[str, ...] = ("lifecycleClient", "lifecycleServer")
 
     def default_sets(self, root: Path) -> list[Path]:
