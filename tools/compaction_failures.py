@@ -8,7 +8,7 @@ neither the instructions nor the state carried forward (it is rejected
 whole, so its earlier members leave nothing either). In every failure row
 the other intercept subscriptions have the failing one's opposite policy,
 so only the failing subscription's policy explains the outcome; in a
-timeout row the failing call's deadline is 500 ms and everyone else's 10 s.
+timeout row the failing call's deadline is 250 ms and everyone else's 10 s.
 """
 
 from __future__ import annotations
@@ -870,7 +870,7 @@ def malformed_fail_open() -> JSON:
 
 
 def timeout_fail_open() -> JSON:
-    # A call past its own 500 ms deadline (the server never answers) is a
+    # A call past its own 250 ms deadline (the server never answers) is a
     # failure; fail-open goes on; the next call is answered.
     rid = "cmp-timeout-fail-open"
     ins0 = [text(f"{rid}:ins", "Keep the slot times.")]
@@ -966,7 +966,7 @@ def malformed_fail_closed() -> JSON:
 
 
 def timeout_after_fail_closed() -> JSON:
-    # An after call past its 500 ms deadline under fail-closed, after an
+    # An after call past its 250 ms deadline under fail-closed, after an
     # accepted edit: the after chain ends with the summary it started with.
     rid = "cmp-timeout-after-fail-closed"
     ins0 = [text(f"{rid}:ins", "Keep the dry run.")]

@@ -47,7 +47,7 @@ EXECUTED: JSON = {"status": "executed"}
 SUPPLIED: JSON = {"status": "skipped", "reason": "supplied_result"}
 GENERATED: JSON = {"kind": "generated"}
 
-FAST, SLOW = 500, 10000  # a failing call's deadline (a timeout fault), everyone else's
+FAST, SLOW = 250, 10000  # a failing call's deadline (a timeout fault), everyone else's
 
 
 def _clone(value: JSON) -> JSON:

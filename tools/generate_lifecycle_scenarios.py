@@ -48,7 +48,7 @@ BYPASS = "send+bypassSDK"
 STEP_EXPECTED = ["published", "cancelled", "ignored", "states", "observations", "uploadStatuses"]
 CHAIN_EXPECTED = ["called", "failures", "observations", "input"]
 FAULTS = ("server-error", "malformed", "timeout")
-FAILING_DEADLINE, OTHER_DEADLINE = 500, 10000
+FAILING_DEADLINE, OTHER_DEADLINE = 250, 10000
 MAX_EXACT = 2**53 - 1
 
 

@@ -10,7 +10,7 @@ effect.
 
 Layout of most rows: intercept subscriptions `gate`, `review`, `final` (in
 that order) and an observer `audit`. In the operational-failure rows the
-failing subscription has `timeoutMs: 500`, every other intercept subscription
+failing subscription has `timeoutMs: 250`, every other intercept subscription
 `timeoutMs: 10000`, and its failure policy is the opposite of the failing
 one's, so only the failing subscription's policy can explain the outcome.
 """
@@ -43,7 +43,7 @@ from lifecycle_wire import (
 DRAFT = v("draft")  # every chain request's original input
 ALLOWED = state("allow")
 ASKED = state("ask")
-FAST, SLOW = 500, 10000  # the failing subscription's deadline, everyone else's
+FAST, SLOW = 250, 10000  # the failing subscription's deadline, everyone else's
 
 
 def call(rid: str, value: JSON, carried: JSON, items: JSON = ABSENT) -> JSON:
@@ -96,7 +96,7 @@ def standard(
 ) -> list[JSON]:
     """gate (metadata), review (omit), final (metadata), audit (observer, metadata).
 
-    With `failing`, that subscription has `policy`, the 500 ms deadline and,
+    With `failing`, that subscription has `policy`, the 250 ms deadline and,
     when `unreachable`, the reserved backend `unreachable`; the other intercept
     subscriptions have the opposite policy and the 10 s deadline."""
     other = "fail-closed" if policy == "fail-open" else "fail-open"
@@ -548,7 +548,7 @@ def malformed_fail_closed() -> JSON:
 
 
 def timeout_fail_open() -> JSON:
-    # timeout at b (received, never answered; the 500 ms deadline passes),
+    # timeout at b (received, never answered; the 250 ms deadline passes),
     # fail-open: `final` receives the ask `gate` left, and its modification
     # does not drop the ask.
     sid = "lc-chain-timeout-fail-open"
