@@ -288,7 +288,7 @@ def _parser() -> argparse.ArgumentParser:
         "--jobs",
         type=_positive_int,
         default=os.cpu_count() or 1,
-        help="parallel workers of the matrix runs (default: the number of CPUs)",
+        help="CPU slots of the matrix runs (as matrix --jobs; default: the number of CPUs)",
     )
     bench.add_argument(
         "--output", type=Path, default=ROOT / "reports" / "bench.json", metavar="FILE"

@@ -406,9 +406,9 @@ def test_timeouts_have_deadlines(rows: list[dict[str, Any]]) -> None:
         for name in ("before", "after"):
             for sub in row[name]:
                 if sub["mode"] == "intercept":
-                    assert sub.get("timeoutMs") in (500, 10000), (row["id"], sub["id"])
+                    assert sub.get("timeoutMs") in (250, 10000), (row["id"], sub["id"])
                     if sub["id"] in row["expected"][name]["failures"]:
-                        assert sub["timeoutMs"] == 500, (row["id"], sub["id"])
+                        assert sub["timeoutMs"] == 250, (row["id"], sub["id"])
 
 
 def test_readings_are_listed() -> None:

@@ -346,7 +346,7 @@ def test_each_operational_failure_under_both_policies(rows: list[dict[str, Any]]
         failing = intercepts[position]
         assert row["expected"]["failures"] == [failing["id"]], sid
         for sub in intercepts:
-            assert sub["timeoutMs"] == (500 if sub is failing else 10000), sid
+            assert sub["timeoutMs"] == (250 if sub is failing else 10000), sid
             if sub is not failing:
                 assert sub["failurePolicy"] != policy, sid  # only the failing policy decides
         called = row["expected"]["called"]
