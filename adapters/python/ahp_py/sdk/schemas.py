@@ -197,13 +197,14 @@ _PLACE_KEYWORDS = frozenset(
 )
 
 
-def _keywords(node: Any) -> set[str]:
-    """Every key of every object under ``node`` (data included: a superset)."""
+def _has_key(node: Any, keys: frozenset[str]) -> bool:
+    """Whether any object under ``node`` has one of ``keys`` (data included: a
+    superset of the keywords used), stopping at the first."""
     if isinstance(node, list):
-        return set().union(*(_keywords(item) for item in node)) if node else set()
-    if not isinstance(node, dict):
-        return set()
-    return set(node).union(*(_keywords(value) for value in node.values()))
+        return any(_has_key(item, keys) for item in node)
+    return isinstance(node, dict) and (
+        not keys.isdisjoint(node) or any(_has_key(value, keys) for value in node.values())
+    )
 
 
 def _canonical(uri: str) -> str:
@@ -315,7 +316,7 @@ class SchemaSet:
         self._registry = Registry().with_resources(resources)
         self._inliner = (
             _Inliner({d["$id"]: d for d in self._documents.values()})
-            if discriminated and not _keywords(list(self._documents.values())) & _PLACE_KEYWORDS
+            if discriminated and not _has_key(list(self._documents.values()), _PLACE_KEYWORDS)
             else None
         )
         self._validators: dict[str, Any] = {}
