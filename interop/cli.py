@@ -436,25 +436,37 @@ def _suite_runs(
             "--scenarios needs exactly one --suite, the suite the files belong to "
             "(e.g. --suite core --scenarios FILE)"
         )
-    runs = []
-    for name in chosen:
-        suite = SUITES[name]()
-        paths = [p.resolve() for p in (scenarios or suite.default_sets(ROOT))]
-        if not selection.active:
-            runs.append(SuiteRun(name, suite.load_sets(paths)))
-            continue
-        files = SelectedFiles() if name in FILE_ROW_SUITES else None
-        used = files.select(paths, selection) if files is not None else paths
-        if not used:
-            continue  # no file row selected: only its own rows (probes) could be
-        run = SuiteRun(name, suite.load_sets(used), selection, row_tags(paths), files)
-        if run.row_count():
-            runs.append(run)
-    if not runs:
-        raise UsageError(
-            f"no row of the suites {', '.join(chosen)} matches the selection "
-            f"{_describe_selection(selection)}"
-        )
+    runs: list[SuiteRun] = []
+    made: list[SelectedFiles] = []  # every trimmed-copy folder, kept or not
+    try:
+        for name in chosen:
+            suite = SUITES[name]()
+            paths = [p.resolve() for p in (scenarios or suite.default_sets(ROOT))]
+            if not selection.active:
+                runs.append(SuiteRun(name, suite.load_sets(paths)))
+                continue
+            files = SelectedFiles() if name in FILE_ROW_SUITES else None
+            if files is not None:
+                made.append(files)
+            used = files.select(paths, selection) if files is not None else paths
+            if not used:
+                continue  # no file row selected: only its own rows (probes) could be
+            run = SuiteRun(name, suite.load_sets(used), selection, row_tags(paths), files)
+            if run.row_count():
+                runs.append(run)
+        if not runs:
+            raise UsageError(
+                f"no row of the suites {', '.join(chosen)} matches the selection "
+                f"{_describe_selection(selection)}"
+            )
+    except BaseException:
+        for files in made:
+            files.close()
+        raise
+    kept = {id(run.files) for run in runs}
+    for files in made:
+        if id(files) not in kept:
+            files.close()  # a suite left out: its copies are not needed
     return runs
 
 

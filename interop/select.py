@@ -78,8 +78,14 @@ class SelectedFiles:
     name, which some suites derive a set's name from."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="ahp-interop-selected-"))
+        self._folder: Path | None = None  # made at the first copy
         self.originals: dict[Path, Path] = {}  # copy -> original
+
+    @property
+    def folder(self) -> Path:
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="ahp-interop-selected-"))
+        return self._folder
 
     def select(self, paths: list[Path], selection: Selection) -> list[Path]:
         """The paths to load: each file with selected rows as a trimmed copy; files
@@ -112,7 +118,9 @@ class SelectedFiles:
         return out
 
     def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
 
 def restore_origin(described: dict[str, Any], files: SelectedFiles | None) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,19 @@ def test_a_failing_row_prints_the_command_that_reruns_it(
     again = json.loads(output.read_text())
     assert [r["id"] for s in again["sets"] for r in s["rows"]] == ["cmp-supplied-summary-then-edit"]
     assert again["summary"]["rows"]["failed"] == 1
+
+
+def test_no_run_leaves_its_trimmed_copies_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # suites with no selected row, a refused selection, and a run that completes
+    assert _run(tmp_path, "--suite", "all", "--scenario", "no-such-row-*")[0] == 2
+    code, report = _run(
+        tmp_path, "--suite", "all", "--transports", "stdio", "--scenario", "eli-form-accept"
+    )
+    assert code == 0 and report["suites"] == ["elicitation"]
+    capsys.readouterr()
+    assert list(scratch.iterdir()) == []
