@@ -11,6 +11,7 @@ the adapter's own tests (the manifest's ``test`` command).
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import json
 import os
@@ -80,10 +81,20 @@ def install(lock: Path) -> None:
     )
 
 
+def compile_sources() -> None:
+    """Byte-compile the adapter's modules. Every adapter process imports them, and
+    an environment with PYTHONDONTWRITEBYTECODE would otherwise compile them anew
+    at each start (about 50 ms of a 190 ms import). Stale files are rewritten; a
+    module edited after the build is still read from its source."""
+    if not compileall.compile_dir(str(HERE / "ahp_py"), quiet=1):
+        raise subprocess.CalledProcessError(1, "compileall ahp_py")
+
+
 def build(dev: bool) -> int:
     wanted = wanted_stamp(dev)
     current = read_stamp()
     if up_to_date(current, wanted):
+        compile_sources()
         print("ahp_py: environment up to date")
         return 0
     if current.get("python") != wanted["python"] or not venv_python().exists():
@@ -97,6 +108,7 @@ def build(dev: bool) -> int:
     tmp = STAMP.with_suffix(".tmp")
     tmp.write_text(json.dumps(wanted, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, STAMP)
+    compile_sources()
     print("ahp_py: environment built" + (" (with dev tools)" if dev else ""))
     return 0
 
