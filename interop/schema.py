@@ -183,11 +183,57 @@ def _all_of(
         yield from validator.descend(instance, subschema, schema_path=index)
 
 
+ITEM_MEMO_LIMIT = 200_000  # remembered valid array items (then forgotten at once)
+_VALID_ITEMS: dict[int, tuple[Any, set[str]]] = {}
+_ITEM_COUNT = [0]
+
+
+def _items(
+    validator: Any, items: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12 `items`, with the same errors, minus the items already found valid
+    against this very subschema: a report or a receipt log is an array of items most
+    of which every combination sends alike, byte for byte. Only with references
+    followed at load (`inline_references`), so an item's verdict depends on the item
+    and the subschema alone. Items are told apart by their exact JSON text."""
+    if items is False or not isinstance(instance, list):
+        yield from _ITEMS_AS_WRITTEN(validator, items, instance, schema)
+        return
+    known = _VALID_ITEMS.get(id(items))
+    if known is None or known[0] is not items:
+        known = (items, set())
+        _VALID_ITEMS[id(items)] = known
+    valid = known[1]
+    for index in range(len(schema.get("prefixItems", [])), len(instance)):
+        try:
+            text = json.dumps(instance[index], ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = None  # not JSON: judged afresh
+        if text is not None and text in valid:
+            continue
+        failed = False
+        for error in validator.descend(instance=instance[index], schema=items, path=index):
+            failed = True
+            yield error
+        if not failed and text is not None:
+            if _ITEM_COUNT[0] >= ITEM_MEMO_LIMIT:
+                _VALID_ITEMS.clear()
+                _ITEM_COUNT[0] = 0
+                known = (items, set())
+                _VALID_ITEMS[id(items)] = known
+                valid = known[1]
+            valid.add(text)
+            _ITEM_COUNT[0] += 1
+
+
 # `PlainEcmaValidator` evaluates every keyword as written (the fast paths' reference)
 PlainEcmaValidator = jsonschema.validators.extend(
     Draft202012Validator, {"pattern": _ecma_pattern}, version="draft2020-12-ecma"
 )
+_ITEMS_AS_WRITTEN = PlainEcmaValidator.VALIDATORS["items"]
 EcmaValidator = jsonschema.validators.extend(PlainEcmaValidator, {"allOf": _all_of})
+# with references followed at load, valid array items are remembered too (`_items`)
+InlinedEcmaValidator = jsonschema.validators.extend(EcmaValidator, {"items": _items})
 
 
 class FormatSupportError(RuntimeError):
@@ -326,8 +372,9 @@ class SchemaSet:
         """`check`: also validate every document against the Draft 2020-12 metaschema
         (a second per directory; `tools/check_conformance.py` and the tests do it for
         ours, so a run does not pay it at every start). `fast`: the fast paths, the
-        dispatching `allOf` (`_all_of`) and references followed once
-        (`inline_references`); off only for the test that compares both."""
+        dispatching `allOf` (`_all_of`), references followed once
+        (`inline_references`) and, with those, valid array items remembered
+        (`_items`); off only for the test that compares both."""
         self._class = EcmaValidator if fast else PlainEcmaValidator
         self.directory = directory
         self.documents: dict[str, dict[str, Any]] = {}
@@ -351,6 +398,8 @@ class SchemaSet:
             if fast and not _uses(list(by_id.values()), PLACE_DEPENDENT)
             else None
         )
+        if self._inlined is not None:
+            self._class = InlinedEcmaValidator
         self.format_checker = strict_format_checker()
         self._validators: dict[str, Any] = {}
         self._issues: dict[tuple[str, str], SchemaIssue | None] = {}

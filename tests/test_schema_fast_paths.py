@@ -1,18 +1,27 @@
-"""The harness's schema fast paths (the dispatching allOf, references followed once)
-choose the same first issue as the schemas evaluated as written, on every message of
-every scenario file and on copies broken along the dispatch paths."""
+"""The harness's schema fast paths (the dispatching allOf, references followed once,
+valid array items remembered) choose the same first issue as the schemas evaluated as
+written, on every message of every scenario file and on copies broken along the
+dispatch paths."""
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+import interop.schema as schema_module
 from interop import ROOT
 from interop.jsonvalue import load_file
-from interop.schema import PlainEcmaValidator, SchemaSet, first_issue
+from interop.schema import (
+    InlinedEcmaValidator,
+    PlainEcmaValidator,
+    SchemaIssue,
+    SchemaSet,
+    first_issue,
+)
 
 DRAFT = ROOT / "schemas" / "draft"
 NAMES = (
@@ -114,3 +123,46 @@ def test_a_cycle_stays_a_reference(tmp_path: Any) -> None:
 def test_an_unknown_fragment_is_named(sets: tuple[SchemaSet, SchemaSet]) -> None:
     with pytest.raises(KeyError, match="no such subschema"):
         sets[0].validator("common.schema.json#/$defs/no-such-definition")
+
+
+def test_valid_items_are_remembered_and_an_item_that_breaks_is_still_found(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "log.schema.json").write_text(
+        '{"$id": "https://example.test/log.schema.json", "type": "array",'
+        ' "prefixItems": [{"const": "head"}],'
+        ' "items": {"$ref": "#/$defs/entry"},'
+        ' "$defs": {"entry": {"type": "object", "required": ["kind"],'
+        ' "properties": {"kind": {"enum": ["sent", "received"]},'
+        ' "tags": {"type": "array", "items": {"type": "string"}}}}}}',
+        encoding="utf-8",
+    )
+    fast, plain = SchemaSet(tmp_path), SchemaSet(tmp_path, fast=False)
+    assert type(fast.validator("log.schema.json")) is InlinedEcmaValidator
+    good = {"kind": "sent", "tags": ["a", "b"]}
+    logs = [
+        ["head", good, good],
+        ["head", good, {"kind": "lost"}, good],  # one item breaks among remembered ones
+        ["head", good, {"kind": "sent", "tags": ["a", 2]}],  # deeper, in a nested array
+        [good, good],  # a remembered item in the prefix is still judged by `prefixItems`
+        ["head", {"tags": []}, good],
+        ["head", good, good],
+    ]
+
+    def same(log: list[Any]) -> None:
+        mine = fast.validator("log.schema.json").iter_errors(log)
+        written = plain.validator("log.schema.json").iter_errors(log)
+        assert [(e.json_path, e.message) for e in mine] == [
+            (e.json_path, e.message) for e in written
+        ], log
+
+    for log in logs * 2:
+        same(log)
+    remembered = set().union(*(texts for _, texts in schema_module._VALID_ITEMS.values()))
+    assert json.dumps(good) in remembered and '{"kind": "lost"}' not in remembered
+    monkeypatch.setattr("interop.schema.ITEM_MEMO_LIMIT", 2)  # forgotten at once, then again
+    for log in logs * 2:
+        same(log)
+    assert fast.issue("log.schema.json", logs[1]) == SchemaIssue(
+        "$[2].kind", "'lost' is not one of ['sent', 'received']"
+    )
