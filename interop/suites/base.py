@@ -9,15 +9,18 @@ jobs and writes the report.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.jsonvalue import dumps_compact
 from interop.results import Outcome
 from interop.runtime.context import RunContext
+
+T = TypeVar("T")
 
 
 class ScenarioError(ValueError):
@@ -30,6 +33,57 @@ def write_set_file(path: Path, document: dict[str, Any], rows: list[Any]) -> Pat
     dump of a large set cost tens of milliseconds each time)."""
     path.write_text(dumps_compact({**document, "scenarios": rows}) + "\n", encoding="utf-8")
     return path
+
+
+# Object keys whose string values name something an adapter may keep state by
+# (requests, events, parents, sources, uploads, backends, registrations).
+STATEFUL_KEYS = frozenset(
+    {"id", "parentEventId", "source", "name", "ref", "backend", "subscription"}
+)
+
+
+def identifiers(node: Any, keys: frozenset[str] = STATEFUL_KEYS) -> set[str]:
+    """Every string a scenario names under one of `keys`, at any depth."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, str):
+                    if key in keys:
+                        found.add(value)
+                else:
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def merge_groups(
+    items: list[T], document: Callable[[T], dict[str, Any]], names: Callable[[T], set[str]]
+) -> list[list[T]]:
+    """Consecutive scenario sets that can run as one file, one client run and one
+    server: their files agree outside `scenarios` and `description` (prose no
+    adapter reads), and what they name (`names`: ids, and whatever else a server
+    keeps state by) is disjoint, so no row can see another set's state."""
+    groups: list[tuple[list[T], set[str]]] = []
+    for item in items:
+        named = names(item)
+        if (
+            groups
+            and _outside(document(groups[-1][0][0])) == _outside(document(item))
+            and not groups[-1][1] & named
+        ):
+            groups[-1][0].append(item)
+            groups[-1][1].update(named)
+        else:
+            groups.append(([item], set(named)))
+    return [group for group, _ in groups]
+
+
+def _outside(document: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if k not in ("scenarios", "description")}
 
 
 @dataclass

@@ -10,13 +10,13 @@ internal consistency; they apply no protocol rule.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file, strict_equal
-from interop.suites.base import ScenarioError, write_set_file
+from interop.suites.base import ScenarioError, identifiers, merge_groups, write_set_file
 
 CATEGORIES = ("execution", "lineage", "registration")
 SEND_OPS = ("notify", "rawNotify")
@@ -171,6 +171,11 @@ class CatalogueSet:
     path: Path
     document: dict[str, Any]
     scenarios: list[CatalogueScenario]
+    origins: dict[str, str] = field(default_factory=dict)  # row id -> set, when merged
+
+    def origin(self, scenario_id: str) -> str:
+        """The set a row belongs to: its own set's name when this is a merged run."""
+        return self.origins.get(scenario_id, self.name)
 
     def write(self, path: Path, *, blind: bool) -> Path:
         """The file an adapter gets: every row, without `expected` when blind."""
@@ -209,6 +214,31 @@ class CatalogueSets(list[CatalogueSet]):
         from interop.suites.catalogue.probes import EXPECTED
 
         return sum(len(s.scenarios) for s in self) + len(EXPECTED)
+
+    def runs(self) -> list[CatalogueSet]:
+        """The sets as a combination runs them: consecutive sets that name nothing
+        alike (`merge_groups`: ids, events, sources, registrations) as one file, one
+        server and one client run. Every row keeps its own set's name
+        (`CatalogueSet.origin`) and is judged alone, as before."""
+        groups = merge_groups(list(self), lambda s: s.document, _names)
+        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+
+
+def _names(scenario_set: CatalogueSet) -> set[str]:
+    return {s.id for s in scenario_set.scenarios} | identifiers(
+        [s.raw for s in scenario_set.scenarios]
+    )
+
+
+def _merged(group: list[CatalogueSet]) -> CatalogueSet:
+    scenarios = [s for item in group for s in item.scenarios]
+    return CatalogueSet(
+        name="+".join(item.name for item in group),
+        path=group[0].path,
+        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
+        scenarios=scenarios,
+        origins={s.id: item.name for item in group for s in item.scenarios},
+    )
 
 
 def load_set(path: Path) -> CatalogueSet:

@@ -3,8 +3,10 @@
 Each combination is a job of its own: per scenario set, a fresh server (over
 HTTP started here, over stdio started by the client) and one client process
 that runs every step itself (docs/CATALOGUE.md). The lineage state a server
-keeps lasts for one set. Stdio runs with auth none only; an adapter without
-the lifecycle commands is unsupported.
+keeps lasts for one set; consecutive sets that name nothing alike (no id,
+source or registration in common) run as one (`CatalogueSets.runs`). Stdio
+runs with auth none only; an adapter without the lifecycle commands is
+unsupported.
 """
 
 from __future__ import annotations
@@ -64,11 +66,11 @@ class CatalogueSuite:
             if adapters[name].command(key) is None
         ]
         probed = False
-        for scenario_set in sets:
+        for scenario_set in sets.runs():
             if missing:
                 outcome.rows += [
                     RowVerdict(
-                        scenario_set.name,
+                        scenario_set.origin(s.id),
                         s.id,
                         Status.UNSUPPORTED,
                         s.expected,
@@ -132,6 +134,8 @@ class CatalogueSuite:
             stage=f"client[{scenario_set.name}]",
             prior_errors=step.errors,
         )
+        for row in judged:
+            row.set = scenario_set.origin(row.id)
         outcome.rows += judged
         outcome.errors += set_errors
         clean = not set_errors and all(r.status != Status.FAILED for r in judged)

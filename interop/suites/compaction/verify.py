@@ -26,11 +26,10 @@ def _short(value: Any) -> str:
 
 def _mine(log: Entries, row: CompactionRow) -> list[int]:
     ids = {row.boundary_id(b) for b in BOUNDARIES}
-    return [
-        i
-        for i, e in enumerate(log.all)
-        if e.get("id") in ids or e.get("eventId") in ids or e.get("scenario") == row.id
-    ]
+    found = set(log.naming("scenario", row.id))
+    for ident in ids:
+        found.update(log.naming("id", ident), log.naming("eventId", ident))
+    return sorted(found)
 
 
 def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
@@ -98,7 +97,11 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
                     ("ChainSettlement", f"{rid}: an observation came before the boundary settled")
                 )
     ids = {row.boundary_id(b) for b in BOUNDARIES}
-    observed = [e for e in log.all if e["kind"] == "observed" and e.get("eventId") in ids]
+    observed = [
+        log.all[i]
+        for i in sorted(p for ident in ids for p in log.naming("eventId", ident))
+        if log.all[i]["kind"] == "observed"
+    ]
     remaining = list(proof["observations"])
     for entry in observed:
         match = next((w for w in remaining if strict_equal(entry["message"], w)), None)
@@ -129,10 +132,13 @@ def verify_negative(row: CompactionRow, log: Entries, actual: Any) -> list[Probl
     )
     event_id = event.get("id") if isinstance(event, dict) else None
     recorded = [
-        e
-        for e in log.all
-        if (ident is not None and e.get("id") == ident)
-        or (event_id is not None and e.get("eventId") == event_id)
+        log.all[i]
+        for i in sorted(
+            {
+                *(log.naming("id", ident) if ident is not None else ()),
+                *(log.naming("eventId", event_id) if event_id is not None else ()),
+            }
+        )
     ]
     if recorded:
         problems.append(

@@ -9,7 +9,7 @@ from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import ScenarioError, write_set_file
+from interop.suites.base import ScenarioError, merge_groups, write_set_file
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
@@ -229,27 +229,13 @@ class CoreSets(list[ScenarioSet]):
         return sum(len(s.scenarios) for s in self)
 
     def runs(self) -> list[ScenarioSet]:
-        """The sets as the adapters run them: consecutive sets whose ids are disjoint
-        and whose files agree outside `scenarios` become one file, so a combination
-        starts its client (and resets its server) once, not once per set. Every row
-        keeps its own set's name (`ScenarioSet.origin`), and the verdict is the same:
-        each row is judged alone against its own expectation."""
-        groups: list[list[ScenarioSet]] = []
-        for item in self:
-            last = groups[-1] if groups else None
-            if (
-                last is not None
-                and _outside(last[0].document) == _outside(item.document)
-                and not {i for s in last for i in s.ids} & set(item.ids)
-            ):
-                last.append(item)
-            else:
-                groups.append([item])
+        """The sets as the adapters run them (`merge_groups`): consecutive sets whose
+        ids are disjoint and whose files agree outside `scenarios` become one file, so
+        a combination starts its client (and resets its server) once, not once per
+        set. Every row keeps its own set's name (`ScenarioSet.origin`), and the
+        verdict is the same: each row is judged alone against its own expectation."""
+        groups = merge_groups(list(self), lambda s: s.document, lambda s: set(s.ids))
         return [group[0] if len(group) == 1 else _merged(group) for group in groups]
-
-
-def _outside(document: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in document.items() if k != "scenarios"}
 
 
 def _merged(group: list[ScenarioSet]) -> ScenarioSet:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import ScenarioError, write_set_file
+from interop.suites.base import ScenarioError, identifiers, merge_groups, write_set_file
 
 ANSWER_KEYS = ("expected", "chainProof")
 STEP_FIELDS: dict[str, tuple[str, ...]] = {
@@ -214,6 +214,11 @@ class LifecycleSet:
     path: Path
     scenarios: tuple[LifecycleScenario, ...]
     document: dict[str, Any]
+    origins: dict[str, str] = field(default_factory=dict)  # row id -> set, when merged
+
+    def origin(self, scenario_id: str) -> str:
+        """The set a row belongs to: its own set's name when this is a merged run."""
+        return self.origins.get(scenario_id, self.name)
 
     def for_transport(self, transport: str) -> list[LifecycleScenario]:
         return [s for s in self.scenarios if transport in s.transports]
@@ -250,6 +255,37 @@ class LifecycleSets(list[LifecycleSet]):
         from interop.suites.lifecycle.probes import EXPECTED
 
         return sum(len(s.scenarios) for s in self) + len(EXPECTED)
+
+    def runs(self) -> list[LifecycleSet]:
+        """The sets as a combination runs them: consecutive sets that name nothing
+        alike (`merge_groups`: ids, requests, uploads, backends) as one file, one
+        server and one client run. Every row keeps its own set's name
+        (`LifecycleSet.origin`) and is judged alone, as before."""
+        groups = merge_groups(list(self), lambda s: s.document, _names)
+        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+
+
+# What a lifecycle server keeps state by: request and event ids, parents, upload
+# refs, backends. Sources, tool names and content selections (`subscription`:
+# body, metadata) are shared freely: the lifecycle rules keep no lineage.
+STATE_KEYS = frozenset({"id", "parentEventId", "ref", "backend"})
+
+
+def _names(scenario_set: LifecycleSet) -> set[str]:
+    return {s.id for s in scenario_set.scenarios} | identifiers(
+        [s.raw for s in scenario_set.scenarios], STATE_KEYS
+    )
+
+
+def _merged(group: list[LifecycleSet]) -> LifecycleSet:
+    scenarios = tuple(s for item in group for s in item.scenarios)
+    return LifecycleSet(
+        name="+".join(item.name for item in group),
+        path=group[0].path,
+        scenarios=scenarios,
+        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
+        origins={s.id: item.name for item in group for s in item.scenarios},
+    )
 
 
 def _relative(path: Path) -> str:

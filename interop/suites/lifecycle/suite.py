@@ -2,7 +2,8 @@
 
 Each combination is a job of its own: per scenario set, a fresh server (over
 HTTP started here, over stdio started by the client) and one client process
-that runs every step itself (docs/LIFECYCLE.md). Upload credentials are made
+that runs every step itself (docs/LIFECYCLE.md); consecutive sets that name
+nothing alike run as one (`LifecycleSets.runs`). Upload credentials are made
 for the run and handed over through the environment. Rows restricted to the
 other transport are inapplicable with the scenario's reason; an adapter
 without the suite's commands is unsupported.
@@ -78,11 +79,11 @@ class LifecycleSuite:
             if adapters[name].command(key) is None
         ]
         probed = False
-        for scenario_set in sets:
+        for scenario_set in sets.runs():
             if missing:
                 outcome.rows += [
                     RowVerdict(
-                        scenario_set.name,
+                        scenario_set.origin(s.id),
                         s.id,
                         Status.UNSUPPORTED,
                         s.expected,
@@ -246,10 +247,12 @@ class LifecycleSuite:
             stage=stage,
             prior_errors=errors,
         )
+        for row in judged:
+            row.set = scenario_set.origin(row.id)
         outcome.rows += judged
         outcome.rows += [
             RowVerdict(
-                scenario_set.name,
+                scenario_set.origin(s.id),
                 s.id,
                 Status.INAPPLICABLE,
                 s.expected,

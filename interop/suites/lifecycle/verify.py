@@ -52,6 +52,9 @@ def _short(value: Any) -> str:
     return shown(value, 140)
 
 
+INDEXED = ("id", "eventId", "scenario")  # the entry fields rows look entries up by
+
+
 @dataclass
 class Entries:
     """The receipt entries of one run, with positions, split by what they belong to."""
@@ -60,22 +63,35 @@ class Entries:
     uploads: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     emitted: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
+    _index: dict[tuple[str, str], list[int]] = field(default_factory=dict, init=False, repr=False)
+
     def __post_init__(self) -> None:
         self.uploads = [(i, e) for i, e in enumerate(self.all) if e["kind"] == "upload"]
         self.emitted = [(i, e) for i, e in enumerate(self.all) if e["kind"] == "emitted"]
+        # positions by what an entry names, in log order: every row looks its own up,
+        # so judging a run is linear in its log, not rows x entries
+        for position, entry in enumerate(self.all):
+            for key in INDEXED:
+                value = entry.get(key)
+                if isinstance(value, str):
+                    self._index.setdefault((key, value), []).append(position)
+
+    def naming(self, key: str, value: Any) -> list[int]:
+        """Positions of the entries whose `key` is `value`, in log order."""
+        if isinstance(value, str) and key in INDEXED:
+            return self._index.get((key, value), [])
+        return [i for i, e in enumerate(self.all) if strict_equal(e.get(key), value)]
 
     def of(self, kind: str, ident: str) -> list[int]:
         """Positions of `kind` entries for a request id (or an event id when observed)."""
         key = "eventId" if kind == "observed" else "id"
-        return [i for i, e in enumerate(self.all) if e["kind"] == kind and e.get(key) == ident]
+        return [i for i in self.naming(key, ident) if self.all[i]["kind"] == kind]
 
     def marks(self, scenario: str, kind: str, ident: str | None = None) -> list[int]:
         return [
             i
-            for i, e in enumerate(self.all)
-            if e["kind"] == kind
-            and e.get("scenario") == scenario
-            and (ident is None or e.get("id") == ident)
+            for i in self.naming("scenario", scenario)
+            if self.all[i]["kind"] == kind and (ident is None or self.all[i].get("id") == ident)
         ]
 
 
@@ -300,11 +316,12 @@ def verify_steps(
         if step["op"] == "observe"
     ]
     event_ids = {r["params"]["event"]["id"] for r in scenario.raw["requests"].values()}
-    got_positions = [
+    got_positions = sorted(
         i
-        for i, e in enumerate(entries.all)
-        if e["kind"] == "observed" and e.get("eventId") in event_ids
-    ]
+        for event_id in event_ids
+        for i in entries.naming("eventId", event_id)
+        if entries.all[i]["kind"] == "observed"
+    )
     got = [entries.all[i] for i in got_positions]
     if len(got) != len(wanted) or not all(
         strict_equal(a, b) for a, b in zip(got, wanted, strict=False)
@@ -489,11 +506,13 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
     proof = scenario.raw["chainProof"]
     rid = scenario.request_id("a")
     event_id = scenario.raw["requests"]["a"]["params"]["event"]["id"]
-    mine = [
-        i
-        for i, e in enumerate(entries.all)
-        if e.get("id") == rid or e.get("eventId") == event_id or e.get("scenario") == sid
-    ]
+    mine = sorted(
+        {
+            *entries.naming("id", rid),
+            *entries.naming("eventId", event_id),
+            *entries.naming("scenario", sid),
+        }
+    )
     foreign = sorted({entries.all[i]["kind"] for i in mine} - set(CHAIN_KINDS))
     if foreign:
         problems.append(("ChainReceipts", f"receipt kinds a chain never has: {', '.join(foreign)}"))
