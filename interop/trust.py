@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import ipaddress
+import itertools
 import json
 import secrets
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,6 +222,9 @@ class Trust:
     authority: Authority | None = None  # the run's CA (for certificates made on demand)
     stranger: Authority | None = None  # a CA nobody trusts
     issuer_endpoints: dict[str, str] = field(default_factory=dict)
+    # numbers the leaves made on demand: concurrent combinations ask for the same
+    # names, and each must read the pair it was given (`leaf_files`)
+    _leaves: Iterator[int] = field(default_factory=itertools.count, repr=False)
 
     @classmethod
     def create(cls, redactor: Redactor, parent: Path | None = None) -> Trust:
@@ -283,13 +288,20 @@ class Trust:
         self, name: str, *, untrusted: bool = False, server: bool, **options: Any
     ) -> tuple[str, str]:
         """(certificate, key) paths of a leaf made now: by the run's CA, or by a CA nobody
-        trusts; `options` as for `Authority.issue` (`expired`, `names`)."""
+        trusts; `options` as for `Authority.issue` (`expired`, `names`). Every call
+        writes files of its own (`name-N`): combinations running at once ask for the
+        same leaves, and rewriting one file under another's handshake broke it."""
         authority = self.stranger if untrusted else self.authority
         assert authority is not None, "the trust was made without its authorities"
         key, certificate = authority.issue(f"ahp-interop-{name}", server=server, **options)
+        stem = f"{name}-{next(self._leaves)}"
+        pem_key = _pem_key(key)
+        for line in pem_key.decode().splitlines():
+            if len(line) >= 32 and not line.startswith("-----"):
+                self.redactor.add(line)
         paths = []
-        for suffix, data in ((".pem", _pem_cert(certificate)), ("-key.pem", _pem_key(key))):
-            path = self.directory / f"{name}{suffix}"
+        for suffix, data in ((".pem", _pem_cert(certificate)), ("-key.pem", pem_key)):
+            path = self.directory / f"{stem}{suffix}"
             path.write_bytes(data)
             path.chmod(0o600)
             paths.append(str(path))

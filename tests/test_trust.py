@@ -146,3 +146,30 @@ def test_issuer_serves_https_and_checks_the_client_secret(trust: Trust) -> None:
         assert status == 401 and body == {"error": "invalid_client"}
         assert issuer.issued == 1
     assert trust.redactor(f"x {trust.client_secret} y") == "x [REDACTED] y"
+
+
+def test_leaves_made_at_once_each_keep_their_own_files(trust: Trust) -> None:
+    # combinations running at once ask for the same leaf; a rewrite of a shared file
+    # under another's handshake failed it with "PEM lib"
+    made: list[tuple[str, str]] = []
+    problems: list[BaseException] = []
+
+    def make() -> None:
+        try:
+            for _ in range(5):
+                cert, key = trust.leaf_files("bad-expired", server=True, expired=True)
+                made.append((cert, key))
+                ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+        except BaseException as exc:  # reported below, with every other thread's
+            problems.append(exc)
+
+    threads = [threading.Thread(target=make) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert len({cert for cert, _ in made}) == len({key for _, key in made}) == 20
+    assert all(Path(cert).name.startswith("bad-expired-") for cert, _ in made)
+    key_text = Path(made[0][1]).read_text()
+    assert trust.redactor(key_text) != key_text  # the leaf's key is never printed
