@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from interop import ROOT
@@ -119,3 +120,18 @@ def test_bench_command_writes_its_figures(tmp_path: Path) -> None:
     startup = result["startup"]["python"]
     assert startup["serverMs"] > 0 and startup["clientMs"] > 0
     assert result["failedRuns"] == []
+
+
+def test_a_failed_run_keeps_its_log_and_its_report_logs(
+    tmp_path: Path, fake_adapter: Callable[..., Path]
+) -> None:
+    broken = fake_adapter("broken", client="crash")
+    output = tmp_path / "out" / "bench.json"
+    argv = ["bench", "--adapter-dir", str(broken), "--adapters", "broken"]
+    argv += ["--adapters-root", str(tmp_path / "none"), "--parts", "jobs"]
+    assert main([*argv, "--output", str(output)]) == 1
+    result = json.loads(output.read_text(encoding="utf-8"))
+    assert result["failedRuns"] == ["core", "core-jobs-1"]
+    kept = output.parent / "bench-failed"
+    assert (kept / "core.log").read_text(encoding="utf-8").strip()
+    assert any((kept / "core-logs").rglob("*.log"))  # the harness's and the processes' logs

@@ -332,6 +332,9 @@ def run_bench(options: BenchOptions, adapters: dict[str, Adapter]) -> int:
             kept.mkdir(parents=True, exist_ok=True)
             for run in failed:
                 shutil.copy(work / run.label / "matrix.log", kept / f"{run.label}.log")
+                logs = work / run.label / "report-logs"  # the harness's traceback, per-process logs
+                if logs.is_dir():
+                    shutil.copytree(logs, kept / f"{run.label}-logs")
         shutil.rmtree(work, ignore_errors=True)
     result["failedRuns"] = [r.label for r in failed]
     options.output.parent.mkdir(parents=True, exist_ok=True)
