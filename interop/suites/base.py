@@ -9,6 +9,7 @@ jobs and writes the report.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from interop.results import Outcome
 from interop.runtime.context import RunContext
 
 T = TypeVar("T")
+S = TypeVar("S", bound="MergeableSet")
 
 
 class ScenarioError(ValueError):
@@ -84,6 +86,41 @@ def merge_groups(
 
 def _outside(document: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in document.items() if k not in ("scenarios", "description")}
+
+
+class MergeableSet:
+    """A scenario set (a dataclass) that may be a merged run (`merged_runs`): its
+    `scenarios` are rows with `id` and `raw`, and `origins` maps each row of a merged
+    run to its own set's name."""
+
+    name: str
+    document: dict[str, Any]
+    scenarios: Any
+    origins: dict[str, str]
+
+    def origin(self, scenario_id: str) -> str:
+        """The set a row belongs to: its own set's name when this is a merged run."""
+        return self.origins.get(scenario_id, self.name)
+
+
+def merged_runs(items: list[S], names: Callable[[S], set[str]]) -> list[S]:
+    """The sets as a combination runs them: each group of `merge_groups` as one set
+    named after its members, their rows in order; a set alone as it is."""
+    groups = merge_groups(items, lambda s: s.document, names)
+    return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+
+
+def _merged(group: list[S]) -> S:
+    first: Any = group[0]
+    scenarios = [row for item in group for row in item.scenarios]
+    merged: S = dataclasses.replace(  # keeps the first set's path, never handed out:
+        first,  # each suite writes a run's own file from its `document`
+        name="+".join(item.name for item in group),
+        scenarios=type(first.scenarios)(scenarios),
+        document={**first.document, "scenarios": [row.raw for row in scenarios]},
+        origins={row.id: item.name for item in group for row in item.scenarios},
+    )
+    return merged
 
 
 @dataclass

@@ -16,7 +16,13 @@ from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file, strict_equal
-from interop.suites.base import ScenarioError, identifiers, merge_groups, write_set_file
+from interop.suites.base import (
+    MergeableSet,
+    ScenarioError,
+    identifiers,
+    merged_runs,
+    write_set_file,
+)
 
 CATEGORIES = ("execution", "lineage", "registration")
 SEND_OPS = ("notify", "rawNotify")
@@ -166,16 +172,12 @@ def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenari
 
 
 @dataclass
-class CatalogueSet:
+class CatalogueSet(MergeableSet):
     name: str
     path: Path
     document: dict[str, Any]
     scenarios: list[CatalogueScenario]
     origins: dict[str, str] = field(default_factory=dict)  # row id -> set, when merged
-
-    def origin(self, scenario_id: str) -> str:
-        """The set a row belongs to: its own set's name when this is a merged run."""
-        return self.origins.get(scenario_id, self.name)
 
     def write(self, path: Path, *, blind: bool) -> Path:
         """The file an adapter gets: every row, without `expected` when blind."""
@@ -220,25 +222,11 @@ class CatalogueSets(list[CatalogueSet]):
         alike (`merge_groups`: ids, events, sources, registrations) as one file, one
         server and one client run. Every row keeps its own set's name
         (`CatalogueSet.origin`) and is judged alone, as before."""
-        groups = merge_groups(list(self), lambda s: s.document, _names)
-        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+        return merged_runs(list(self), _names)
 
 
 def _names(scenario_set: CatalogueSet) -> set[str]:
-    return {s.id for s in scenario_set.scenarios} | identifiers(
-        [s.raw for s in scenario_set.scenarios]
-    )
-
-
-def _merged(group: list[CatalogueSet]) -> CatalogueSet:
-    scenarios = [s for item in group for s in item.scenarios]
-    return CatalogueSet(
-        name="+".join(item.name for item in group),
-        path=group[0].path,
-        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
-        scenarios=scenarios,
-        origins={s.id: item.name for item in group for s in item.scenarios},
-    )
+    return identifiers([s.raw for s in scenario_set.scenarios])  # row ids among them
 
 
 def load_set(path: Path) -> CatalogueSet:

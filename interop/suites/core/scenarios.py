@@ -9,7 +9,7 @@ from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import ScenarioError, merge_groups, write_set_file
+from interop.suites.base import MergeableSet, ScenarioError, merged_runs, write_set_file
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
@@ -26,7 +26,7 @@ class Scenario:
 
 
 @dataclass(frozen=True)
-class ScenarioSet:
+class ScenarioSet(MergeableSet):
     """One scenario file under a short name (`core`, `upstream`, ...)."""
 
     name: str
@@ -35,10 +35,6 @@ class ScenarioSet:
     document: dict[str, Any]
     # a run of several sets in one file (`CoreSets.runs`): each row's own set name
     origins: dict[str, str] = field(default_factory=dict)
-
-    def origin(self, scenario_id: str) -> str:
-        """The set a row belongs to: its own set's name when this is a merged run."""
-        return self.origins.get(scenario_id, self.name)
 
     @property
     def ids(self) -> list[str]:
@@ -234,19 +230,7 @@ class CoreSets(list[ScenarioSet]):
         a combination starts its client (and resets its server) once, not once per
         set. Every row keeps its own set's name (`ScenarioSet.origin`), and the
         verdict is the same: each row is judged alone against its own expectation."""
-        groups = merge_groups(list(self), lambda s: s.document, lambda s: set(s.ids))
-        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
-
-
-def _merged(group: list[ScenarioSet]) -> ScenarioSet:
-    scenarios = tuple(s for item in group for s in item.scenarios)
-    return ScenarioSet(
-        name="+".join(item.name for item in group),
-        path=group[0].path,  # never handed out: `write_full` writes the merged file
-        scenarios=scenarios,
-        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
-        origins={s.id: item.name for item in group for s in item.scenarios},
-    )
+        return merged_runs(list(self), lambda s: set(s.ids))
 
 
 def _relative(path: Path) -> str:

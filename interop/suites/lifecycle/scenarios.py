@@ -17,7 +17,13 @@ from typing import Any
 
 from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import ScenarioError, identifiers, merge_groups, write_set_file
+from interop.suites.base import (
+    MergeableSet,
+    ScenarioError,
+    identifiers,
+    merged_runs,
+    write_set_file,
+)
 
 ANSWER_KEYS = ("expected", "chainProof")
 STEP_FIELDS: dict[str, tuple[str, ...]] = {
@@ -209,16 +215,12 @@ def _check_faults(where: str, raw: dict[str, Any]) -> None:
 
 
 @dataclass(frozen=True)
-class LifecycleSet:
+class LifecycleSet(MergeableSet):
     name: str
     path: Path
     scenarios: tuple[LifecycleScenario, ...]
     document: dict[str, Any]
     origins: dict[str, str] = field(default_factory=dict)  # row id -> set, when merged
-
-    def origin(self, scenario_id: str) -> str:
-        """The set a row belongs to: its own set's name when this is a merged run."""
-        return self.origins.get(scenario_id, self.name)
 
     def for_transport(self, transport: str) -> list[LifecycleScenario]:
         return [s for s in self.scenarios if transport in s.transports]
@@ -261,8 +263,7 @@ class LifecycleSets(list[LifecycleSet]):
         alike (`merge_groups`: ids, requests, uploads, backends) as one file, one
         server and one client run. Every row keeps its own set's name
         (`LifecycleSet.origin`) and is judged alone, as before."""
-        groups = merge_groups(list(self), lambda s: s.document, _names)
-        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+        return merged_runs(list(self), _names)
 
 
 # What a lifecycle server keeps state by: request and event ids, parents, upload
@@ -272,20 +273,7 @@ STATE_KEYS = frozenset({"id", "parentEventId", "ref", "backend"})
 
 
 def _names(scenario_set: LifecycleSet) -> set[str]:
-    return {s.id for s in scenario_set.scenarios} | identifiers(
-        [s.raw for s in scenario_set.scenarios], STATE_KEYS
-    )
-
-
-def _merged(group: list[LifecycleSet]) -> LifecycleSet:
-    scenarios = tuple(s for item in group for s in item.scenarios)
-    return LifecycleSet(
-        name="+".join(item.name for item in group),
-        path=group[0].path,
-        scenarios=scenarios,
-        document={**group[0].document, "scenarios": [s.raw for s in scenarios]},
-        origins={s.id: item.name for item in group for s in item.scenarios},
-    )
+    return identifiers([s.raw for s in scenario_set.scenarios], STATE_KEYS)  # row ids among them
 
 
 def _relative(path: Path) -> str:
