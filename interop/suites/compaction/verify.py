@@ -26,10 +26,7 @@ def _short(value: Any) -> str:
 
 def _mine(log: Entries, row: CompactionRow) -> list[int]:
     ids = {row.boundary_id(b) for b in BOUNDARIES}
-    found = set(log.naming("scenario", row.id))
-    for ident in ids:
-        found.update(log.naming("id", ident), log.naming("eventId", ident))
-    return sorted(found)
+    return log.naming_any(("scenario", row.id), *((k, i) for i in ids for k in ("id", "eventId")))
 
 
 def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
@@ -99,7 +96,7 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
     ids = {row.boundary_id(b) for b in BOUNDARIES}
     observed = [
         log.all[i]
-        for i in sorted(p for ident in ids for p in log.naming("eventId", ident))
+        for i in log.naming_any(*(("eventId", ident) for ident in ids))
         if log.all[i]["kind"] == "observed"
     ]
     remaining = list(proof["observations"])
@@ -131,15 +128,10 @@ def verify_negative(row: CompactionRow, log: Entries, actual: Any) -> list[Probl
         else {}
     )
     event_id = event.get("id") if isinstance(event, dict) else None
-    recorded = [
-        log.all[i]
-        for i in sorted(
-            {
-                *(log.naming("id", ident) if ident is not None else ()),
-                *(log.naming("eventId", event_id) if event_id is not None else ()),
-            }
-        )
+    named = [
+        (key, value) for key, value in (("id", ident), ("eventId", event_id)) if value is not None
     ]
+    recorded = [log.all[i] for i in log.naming_any(*named)]
     if recorded:
         problems.append(
             ("NegativeRecorded", f"the refused request was recorded ({recorded[0]['kind']})")

@@ -82,6 +82,10 @@ class Entries:
             return self._index.get((key, value), [])
         return [i for i, e in enumerate(self.all) if strict_equal(e.get(key), value)]
 
+    def naming_any(self, *pairs: tuple[str, Any]) -> list[int]:
+        """Positions of the entries that name any `(key, value)` of `pairs`, in log order."""
+        return sorted({i for key, value in pairs for i in self.naming(key, value)})
+
     def of(self, kind: str, ident: str) -> list[int]:
         """Positions of `kind` entries for a request id (or an event id when observed)."""
         key = "eventId" if kind == "observed" else "id"
@@ -316,12 +320,11 @@ def verify_steps(
         if step["op"] == "observe"
     ]
     event_ids = {r["params"]["event"]["id"] for r in scenario.raw["requests"].values()}
-    got_positions = sorted(
+    got_positions = [
         i
-        for event_id in event_ids
-        for i in entries.naming("eventId", event_id)
+        for i in entries.naming_any(*(("eventId", event_id) for event_id in event_ids))
         if entries.all[i]["kind"] == "observed"
-    )
+    ]
     got = [entries.all[i] for i in got_positions]
     if len(got) != len(wanted) or not all(
         strict_equal(a, b) for a, b in zip(got, wanted, strict=False)
@@ -506,13 +509,7 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
     proof = scenario.raw["chainProof"]
     rid = scenario.request_id("a")
     event_id = scenario.raw["requests"]["a"]["params"]["event"]["id"]
-    mine = sorted(
-        {
-            *entries.naming("id", rid),
-            *entries.naming("eventId", event_id),
-            *entries.naming("scenario", sid),
-        }
-    )
+    mine = entries.naming_any(("id", rid), ("eventId", event_id), ("scenario", sid))
     foreign = sorted({entries.all[i]["kind"] for i in mine} - set(CHAIN_KINDS))
     if foreign:
         problems.append(("ChainReceipts", f"receipt kinds a chain never has: {', '.join(foreign)}"))
