@@ -199,6 +199,13 @@ def _pem_public(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
+def redact_key(redactor: Redactor, pem_key: bytes) -> None:
+    """Give the redactor every base64 line of a PEM private key (never printed)."""
+    for line in pem_key.decode().splitlines():
+        if len(line) >= 32 and not line.startswith("-----"):
+            redactor.add(line)
+
+
 def _pem_cert(certificate: x509.Certificate) -> bytes:
     return certificate.public_bytes(serialization.Encoding.PEM)
 
@@ -265,9 +272,7 @@ class Trust:
         for secret in (trust.bearer_token, trust.client_secret, *trust.compat_secrets.values()):
             redactor.add(secret)
         for name in ("server-key.pem", "client-key.pem", "untrusted-client-key.pem"):
-            for line in files[name].decode().splitlines():
-                if len(line) >= 32 and not line.startswith("-----"):
-                    redactor.add(line)
+            redact_key(redactor, files[name])
         return trust
 
     def path(self, name: str) -> str:
@@ -296,9 +301,7 @@ class Trust:
         key, certificate = authority.issue(f"ahp-interop-{name}", server=server, **options)
         stem = f"{name}-{next(self._leaves)}"
         pem_key = _pem_key(key)
-        for line in pem_key.decode().splitlines():
-            if len(line) >= 32 and not line.startswith("-----"):
-                self.redactor.add(line)
+        redact_key(self.redactor, pem_key)
         paths = []
         for suffix, data in ((".pem", _pem_cert(certificate)), ("-key.pem", pem_key)):
             path = self.directory / f"{stem}{suffix}"

@@ -50,7 +50,7 @@ from interop.suites.isolation.scenarios import (
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
 from interop.suites.steps import stdio_auth_none
-from interop.trust import Authority
+from interop.trust import Authority, redact_key
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
@@ -413,7 +413,5 @@ def _capture_pki(ctx: RunContext, directory: Path) -> dict[str, str]:
         path.write_bytes(data)
         path.chmod(0o600)
         paths[role] = str(path)
-    for line in pem_key.decode().splitlines():
-        if len(line) >= 32 and not line.startswith("-----"):
-            ctx.redactor.add(line)
+    redact_key(ctx.redactor, pem_key)
     return paths
