@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import codec
+from .schemacheck import DISCRIMINATED, Check, Compiler, Unsupported
 
 SCHEMA_BASE = "https://interop.ahp.test/schemas/draft/"
 INTERCEPT_REQUEST = "intercept-request.schema.json"
@@ -111,9 +112,6 @@ def translate_patterns(node: Any) -> Any:
         else:
             out[key] = translate_patterns(value)
     return out
-
-
-DISCRIMINATED = "x-ahp-discriminated"
 
 
 def _branch(item: Any) -> tuple[list[str], str] | None:
@@ -320,6 +318,14 @@ class SchemaSet:
             else None
         )
         self._validators: dict[str, Any] = {}
+        # the compiled checks (``schemacheck``), only over inlined schemas: there a
+        # node's verdict does not depend on where it sits; None where not compiled
+        self._compiler = (
+            Compiler(lambda uri: self._inliner.node(_canonical(uri)), checker)  # type: ignore[union-attr]
+            if self._inliner is not None
+            else None
+        )
+        self._checks: dict[str, Check | None] = {}
         self._memo: dict[tuple[str, str], str | None] = {}
 
     def names(self) -> list[str]:
@@ -342,7 +348,22 @@ class SchemaSet:
                 schema = self._inliner.node(_canonical(schema.get("$ref", document["$id"])))
             found = self._class(schema, registry=self._registry, format_checker=self._checker)
             self._validators[name] = found
+            self._checks[name] = self._compile(schema)
         return found
+
+    def _compile(self, schema: Any) -> Check | None:
+        if self._compiler is None:
+            return None
+        try:
+            return self._compiler.compile(schema)
+        except Unsupported:
+            return None
+
+    def check(self, name: str) -> Check | None:
+        """The compiled check of ``name`` (True: valid), None where it was not
+        compiled."""
+        self.validator(name)
+        return self._checks[name]
 
     def _resolve(self, uri: str, name: str) -> None:
         """Fail now, not at validation time, when ``name`` points at nothing."""
@@ -371,7 +392,9 @@ class SchemaSet:
 
     def _error(self, name: str, instance: Any) -> str | None:
         validator = self.validator(name)
-        if validator.is_valid(instance):
+        check = self._checks[name]
+        # a compiled check only accepts; what it rejects jsonschema judges and words
+        if (check is not None and check(instance)) or validator.is_valid(instance):
             return None
         from jsonschema.exceptions import best_match
 
