@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -126,10 +127,40 @@ def test_every_slot_definition_exists(schema_set: schemas.SchemaSet) -> None:
 
 
 def test_unknown_definition_is_an_error(schema_set: schemas.SchemaSet) -> None:
-    with pytest.raises(schemas.SchemaError):
-        schema_set.validator("content-item.schema.json#/$defs/noSuchThing")
-    with pytest.raises(schemas.SchemaError):
-        schema_set.validator("no-such.schema.json#/$defs/messages")
+    for make_ready in (schema_set.validator, schema_set.prepare, schema_set.check):
+        with pytest.raises(schemas.SchemaError, match="noSuchThing"):
+            make_ready("content-item.schema.json#/$defs/noSuchThing")
+        with pytest.raises(schemas.SchemaError, match="no-such"):
+            make_ready("no-such.schema.json#/$defs/messages")
+
+
+def test_jsonschema_is_imported_only_for_a_rejected_instance() -> None:
+    """Valid messages are judged by the compiled checks alone: a process that
+    sees no invalid one never imports jsonschema."""
+    import subprocess
+    import sys
+
+    program = (
+        "import json, sys\n"
+        "from ahp_py.sdk import schemas\n"
+        "s = schemas.load()\n"
+        "s.prepare(schemas.INTERCEPT_REQUEST)\n"
+        "rows = json.load(open('../../scenarios/core.json'))['scenarios']\n"
+        "sent = [row['request'] for row in rows if 'request' in row]\n"
+        "ok = [m for m in sent if s.check(schemas.INTERCEPT_REQUEST)(m)]\n"
+        "assert len(ok) > 100 and all(s.error(schemas.INTERCEPT_REQUEST, m) is None for m in ok)\n"
+        "print('jsonschema' in sys.modules)\n"
+        "print(s.error(schemas.INTERCEPT_REQUEST, {'jsonrpc': '2.0'}) is not None)\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.stdout.split() == ["False", "True", "True"], done.stderr
 
 
 def test_definition_errors_name_the_definition(schema_set: schemas.SchemaSet) -> None:

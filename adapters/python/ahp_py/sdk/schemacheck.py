@@ -119,6 +119,8 @@ class Compiler:
     cycles compile once."""
 
     def __init__(self, resolve: Callable[[str], Any], formats: Any) -> None:
+        """``formats``: ``names`` (the formats it checks) and ``conforms(instance,
+        name)``; a schema with another format is not compiled."""
         self._resolve = resolve
         self._formats = formats
         self._done: dict[int, Check] = {}
@@ -314,10 +316,10 @@ class Compiler:
         search = re.compile(value).search
         return lambda instance: not isinstance(instance, str) or search(instance) is not None
 
-    def _format(self, value: Any, _node: Any) -> Check | None:
+    def _format(self, value: Any, _node: Any) -> Check:
         formats = self._formats
-        if formats is None:
-            return None
+        if value not in formats.names:
+            raise Unsupported(f"format {value}")
         return lambda instance: bool(formats.conforms(instance, value))
 
     def _all_of(self, value: Any, _node: Any) -> Check:

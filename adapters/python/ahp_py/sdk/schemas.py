@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from . import codec
 from .schemacheck import DISCRIMINATED, Check, Compiler, Unsupported
@@ -269,30 +269,64 @@ class _Inliner:
         return out
 
 
+class Formats:
+    """The ``format`` checks the canonical schemas use (``REQUIRED_FORMATS``), by the
+    functions jsonschema's format checker calls for them (its ``format-nongpl``
+    members), each package imported at its first check: a process whose messages
+    hold no ``uri`` never compiles rfc3986-validator's expression."""
+
+    names = frozenset(REQUIRED_FORMATS)
+    _modules: ClassVar[dict[str, str]] = {
+        "uri": "rfc3986_validator",
+        "date-time": "rfc3339_validator",
+    }
+
+    def __init__(self) -> None:
+        from importlib.util import find_spec
+
+        missing = [n for n in REQUIRED_FORMATS if find_spec(self._modules[n]) is None]
+        if missing:
+            raise SchemaError(f"format checks unavailable: {', '.join(missing)}")
+        self._tests: dict[str, Any] = {}
+
+    def conforms(self, instance: Any, name: str) -> bool:
+        if not isinstance(instance, str):
+            return True
+        test = self._tests.get(name)
+        if test is None:
+            test = self._tests[name] = self._load(name)
+        return bool(test(instance))
+
+    @staticmethod
+    def _load(name: str) -> Any:
+        if name == "uri":
+            from rfc3986_validator import validate_rfc3986
+
+            return lambda text: validate_rfc3986(text, rule="URI")
+        from rfc3339_validator import validate_rfc3339
+
+        return lambda text: validate_rfc3339(text.upper())
+
+
 class SchemaSet:
-    """Every ``*.schema.json`` of one directory, validated with formats checked."""
+    """Every ``*.schema.json`` of one directory, validated with formats checked.
+
+    An instance is judged by the schema's compiled check (``schemacheck``) when it
+    has one; jsonschema, imported on first need (about 170 ms of every process
+    start otherwise), judges what a check rejects, words every reason, and judges
+    alone a schema the compiler does not cover.
+    """
 
     def __init__(self, directory: Path | None = None, *, discriminated: bool = True) -> None:
-        """``discriminated``: the fast paths, the ``allOf`` dispatch (``discriminate``)
-        and references resolved once at load (``_Inliner``); off only for the test
-        that compares both verdicts."""
-        from jsonschema import Draft202012Validator
-        from jsonschema.validators import extend
-        from referencing import Registry, Resource
-        from referencing.jsonschema import DRAFT202012
-
+        """``discriminated``: the fast paths, the ``allOf`` dispatch (``discriminate``),
+        references resolved once at load (``_Inliner``) and the compiled checks; off
+        only for the test that compares verdicts with the schemas as written."""
         self.directory = directory or default_schema_dir()
         files = sorted(self.directory.glob("*.schema.json"))
         if not files:
             raise SchemaError(f"no *.schema.json files in {self.directory}")
-        checker = Draft202012Validator.FORMAT_CHECKER
-        missing = [name for name in REQUIRED_FORMATS if name not in checker.checkers]
-        if missing:
-            raise SchemaError(f"format checks unavailable: {', '.join(missing)}")
-        self._checker = checker
-        self._class = extend(Draft202012Validator, {DISCRIMINATED: _discriminated})
+        self._formats = Formats()
         self._documents: dict[str, dict[str, Any]] = {}
-        resources = []
         for path in files:
             document = translate_patterns(codec.loads(path.read_bytes()))
             if isinstance(document, dict) and discriminated:
@@ -303,74 +337,109 @@ class SchemaSet:
                 document = discriminate({k: v for k, v in document.items() if k != "$schema"})
             if not isinstance(document, dict):
                 raise SchemaError(f"{path.name} is not a schema object")
-            uri = document.setdefault("$id", SCHEMA_BASE + path.name)
+            document.setdefault("$id", SCHEMA_BASE + path.name)
             self._documents[path.name] = document
-            resources.append(
-                (
-                    uri,
-                    Resource.from_contents(document, default_specification=DRAFT202012),
-                )
-            )
-        self._registry = Registry().with_resources(resources)
         self._inliner = (
             _Inliner({d["$id"]: d for d in self._documents.values()})
             if discriminated and not _has_key(list(self._documents.values()), _PLACE_KEYWORDS)
             else None
         )
-        self._validators: dict[str, Any] = {}
-        # the compiled checks (``schemacheck``), only over inlined schemas: there a
-        # node's verdict does not depend on where it sits; None where not compiled
+        # the compiled checks, only over inlined schemas: there a node's verdict does
+        # not depend on where it sits
         self._compiler = (
-            Compiler(lambda uri: self._inliner.node(_canonical(uri)), checker)  # type: ignore[union-attr]
+            Compiler(lambda uri: self._inliner.node(_canonical(uri)), self._formats)  # type: ignore[union-attr]
             if self._inliner is not None
             else None
         )
+        self._engine: tuple[Any, Any, Any] | None = None  # jsonschema: class, registry, formats
+        self._schemas: dict[str, Any] = {}
+        self._validators: dict[str, Any] = {}
         self._checks: dict[str, Check | None] = {}
         self._memo: dict[tuple[str, str], str | None] = {}
 
     def names(self) -> list[str]:
         return sorted(self._documents)
 
+    def prepare(self, name: str) -> None:
+        """Make ready what judging ``name`` needs, before the first message: its
+        compiled check, or where there is none its jsonschema validator. Fails
+        (``SchemaError``) when ``name`` points at nothing."""
+        if self.check(name) is None:
+            self.validator(name)
+
+    def _schema(self, name: str) -> Any:
+        """The (inlined, where the set inlines) schema node ``name`` names."""
+        found = self._schemas.get(name)
+        if found is not None:
+            return found
+        file_name, _, pointer = name.partition("#")
+        document = self._documents.get(file_name)
+        if document is None:
+            raise SchemaError(f"schema {file_name} not found in {self.directory}")
+        schema: Any = document
+        if pointer:
+            schema = {"$ref": document["$id"] + "#" + pointer}
+        if self._inliner is not None:
+            try:
+                schema = self._inliner.node(_canonical(schema.get("$ref", document["$id"])))
+            except (KeyError, IndexError, ValueError, TypeError) as exc:
+                raise SchemaError(f"definition {name} not found: {exc!r}") from None
+        elif pointer:
+            self._resolve(schema["$ref"], name)
+        self._schemas[name] = schema
+        return schema
+
+    def _jsonschema(self) -> tuple[Any, Any, Any]:
+        if self._engine is None:
+            from jsonschema import Draft202012Validator
+            from jsonschema.validators import extend
+            from referencing import Registry, Resource
+            from referencing.jsonschema import DRAFT202012
+
+            checker = Draft202012Validator.FORMAT_CHECKER
+            missing = [name for name in REQUIRED_FORMATS if name not in checker.checkers]
+            if missing:
+                raise SchemaError(f"format checks unavailable: {', '.join(missing)}")
+            registry = Registry().with_resources(
+                (d["$id"], Resource.from_contents(d, default_specification=DRAFT202012))
+                for d in self._documents.values()
+            )
+            validator_class = extend(Draft202012Validator, {DISCRIMINATED: _discriminated})
+            self._engine = (validator_class, registry, checker)
+        return self._engine
+
     def validator(self, name: str) -> Any:
-        """The validator of a schema file or of ``file#/pointer`` inside one,
-        built on first use and kept."""
+        """The jsonschema validator of a schema file or of ``file#/pointer`` inside
+        one, built on first use and kept."""
         found = self._validators.get(name)
         if found is None:
-            file_name, _, pointer = name.partition("#")
-            document = self._documents.get(file_name)
-            if document is None:
-                raise SchemaError(f"schema {file_name} not found in {self.directory}")
-            schema: Any = document
-            if pointer:
-                schema = {"$ref": document["$id"] + "#" + pointer}
-                self._resolve(schema["$ref"], name)
-            if self._inliner is not None:
-                schema = self._inliner.node(_canonical(schema.get("$ref", document["$id"])))
-            found = self._class(schema, registry=self._registry, format_checker=self._checker)
+            schema = self._schema(name)
+            validator_class, registry, checker = self._jsonschema()
+            found = validator_class(schema, registry=registry, format_checker=checker)
             self._validators[name] = found
-            self._checks[name] = self._compile(schema)
         return found
 
-    def _compile(self, schema: Any) -> Check | None:
-        if self._compiler is None:
-            return None
-        try:
-            return self._compiler.compile(schema)
-        except Unsupported:
-            return None
-
     def check(self, name: str) -> Check | None:
-        """The compiled check of ``name`` (True: valid), None where it was not
+        """The compiled check of ``name`` (True: valid), None where it is not
         compiled."""
-        self.validator(name)
-        return self._checks[name]
+        if name in self._checks:
+            return self._checks[name]
+        schema = self._schema(name)
+        found = None
+        if self._compiler is not None:
+            try:
+                found = self._compiler.compile(schema)
+            except Unsupported:
+                found = None
+        self._checks[name] = found
+        return found
 
     def _resolve(self, uri: str, name: str) -> None:
         """Fail now, not at validation time, when ``name`` points at nothing."""
         from referencing.exceptions import Unresolvable
 
         try:
-            self._registry.resolver().lookup(uri)
+            self._jsonschema()[1].resolver().lookup(uri)
         except Unresolvable as exc:
             raise SchemaError(f"definition {name} not found: {exc}") from None
 
@@ -391,10 +460,12 @@ class SchemaSet:
         return result
 
     def _error(self, name: str, instance: Any) -> str | None:
-        validator = self.validator(name)
-        check = self._checks[name]
+        check = self.check(name)
         # a compiled check only accepts; what it rejects jsonschema judges and words
-        if (check is not None and check(instance)) or validator.is_valid(instance):
+        if check is not None and check(instance):
+            return None
+        validator = self.validator(name)
+        if validator.is_valid(instance):
             return None
         from jsonschema.exceptions import best_match
 

@@ -236,7 +236,7 @@ def catalogue_parts(
     server = settings.server
     schemas = schema_set(server.file, server.schema_dir)
     for name in (CAPABILITIES_REQUEST, OBSERVE_NOTIFICATION):
-        schemas.validator(name)  # built once, before the first message
+        schemas.prepare(name)  # built once, before the first message
     entries = EntryLog()
     backend = CatalogueServer(schemas, entries)
 
@@ -404,7 +404,7 @@ def run_catalogue_client(settings: SuiteClientSettings) -> int:
 
     schemas = schema_set(settings.file, settings.schema_dir)
     for name in (CAPABILITIES_REQUEST, CAPABILITIES_RESPONSE, OBSERVE_NOTIFICATION, REGISTRATION):
-        schemas.validator(name)  # built once, before the first row
+        schemas.prepare(name)  # built once, before the first row
     previous: dict[signal.Signals, Any] = {}
     for number in (signal.SIGTERM, signal.SIGHUP):
         previous[number] = signal.signal(number, _on_signal)  # so the server is reaped

@@ -164,7 +164,7 @@ def compaction_parts(
     server = settings.server
     schemas = schema_set(server.file, server.schema_dir)
     for name in (INTERCEPT_REQUEST, OBSERVE_NOTIFICATION):
-        schemas.validator(name)
+        schemas.prepare(name)
     entries = EntryLog()
     backend = CompactionServer(schemas, server.scenarios, entries)
 
@@ -312,7 +312,7 @@ def run_compaction_client(settings: SuiteClientSettings) -> int:
 
     schemas = schema_set(settings.file, settings.schema_dir)
     for name in (INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION, *DEFINITIONS):
-        schemas.validator(name)
+        schemas.prepare(name)
     previous: dict[signal.Signals, Any] = {}
     for number in (signal.SIGTERM, signal.SIGHUP):
         previous[number] = signal.signal(number, _on_signal)  # so the server is reaped

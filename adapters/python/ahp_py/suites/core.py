@@ -82,7 +82,7 @@ def run_row(
 def _schemas(file: str, schema_dir: str | None) -> SchemaSet:
     schemas = schema_set(file, schema_dir)
     for name in (INTERCEPT_REQUEST, INTERCEPT_RESPONSE, *DEFINITIONS):
-        schemas.validator(name)  # built once, before the first row
+        schemas.prepare(name)  # built once, before the first row
     return schemas
 
 
@@ -197,7 +197,7 @@ def serve(config_path: str) -> int:
 
     settings = load_server(config_path)
     schemas = schema_set(settings.file, settings.schema_dir)
-    schemas.validator(INTERCEPT_REQUEST)
+    schemas.prepare(INTERCEPT_REQUEST)
     try:
         backend = build_backend(
             schemas, settings.receipt_log, settings.scenarios, settings.scenario_file

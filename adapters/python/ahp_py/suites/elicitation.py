@@ -163,7 +163,7 @@ def elicitation_parts(
     source = authenticated_source(settings)
     schemas = schema_set(server.file, server.schema_dir)
     for name in (INTERCEPT_REQUEST, *elicitation.DEFINITIONS):
-        schemas.validator(name)
+        schemas.prepare(name)
     entries, store = EntryLog(), ContentStore()
     backend = ElicitationServer(schemas, server.scenarios, entries, store.has, source)
 
@@ -448,7 +448,7 @@ def run_elicitation_client(settings: SuiteClientSettings) -> int:
         *elicitation.DEFINITIONS,
         *DEFINITIONS,
     ):
-        schemas.validator(name)
+        schemas.prepare(name)
     previous: dict[signal.Signals, Any] = {}
     for number in (signal.SIGTERM, signal.SIGHUP):
         previous[number] = signal.signal(number, _on_signal)  # so the server is reaped

@@ -277,7 +277,7 @@ def lifecycle_parts(
     server = settings.server
     schemas = schema_set(server.file, server.schema_dir)
     for name in (INTERCEPT_REQUEST, OBSERVE_NOTIFICATION):
-        schemas.validator(name)
+        schemas.prepare(name)
     entries, barriers, store = EntryLog(), Barriers(), ContentStore()
     backend = LifecycleServer(schemas, server.scenarios, entries, barriers, store)
 
@@ -995,7 +995,7 @@ def run_client(config_path: str) -> int:
         UPLOAD_RECEIPT,
         *DEFINITIONS,
     ):
-        schemas.validator(name)
+        schemas.prepare(name)
     previous: dict[signal.Signals, Any] = {}
     for number in (signal.SIGTERM, signal.SIGHUP):
         previous[number] = signal.signal(number, _on_signal)  # so the server is reaped
