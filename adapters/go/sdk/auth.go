@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -122,11 +123,13 @@ func (p *ServerPolicy) verifyJWT(token string) string {
 	signed := segments[0] + "." + segments[1]
 	switch alg {
 	case "ES256":
-		if p.PublicKey == nil || jwt.SigningMethodES256.Verify(signed, signature, p.PublicKey) != nil {
+		if p.PublicKey == nil || !verified(signatureKey{alg, signed, string(signature), p.PublicKey, ""},
+			func() bool { return jwt.SigningMethodES256.Verify(signed, signature, p.PublicKey) == nil }) {
 			return "bad signature"
 		}
 	case "HS256":
-		if len(p.Secret) == 0 || jwt.SigningMethodHS256.Verify(signed, signature, p.Secret) != nil {
+		if len(p.Secret) == 0 || !verified(signatureKey{alg, signed, string(signature), nil, string(p.Secret)},
+			func() bool { return jwt.SigningMethodHS256.Verify(signed, signature, p.Secret) == nil }) {
 			return "bad signature"
 		}
 	default:
@@ -145,6 +148,46 @@ func (p *ServerPolicy) verifyJWT(token string) string {
 		return "JWT claims are not an object"
 	}
 	return p.checkClaims(claims)
+}
+
+// signatureKey: one signature check, by algorithm, signed text, signature
+// and key.
+type signatureKey struct {
+	alg, signed, signature string
+	publicKey              *ecdsa.PublicKey
+	secret                 string
+}
+
+// goodSignatures remembers the signature checks that passed: a check is a
+// pure function of its key, so a client presenting the same token on every
+// request costs one verification (the claims are checked every time, the
+// clock moves). Failed checks are not remembered.
+var goodSignatures struct {
+	sync.Mutex
+	seen map[signatureKey]bool
+}
+
+const maxGoodSignatures = 256
+
+func verified(k signatureKey, verify func() bool) bool {
+	goodSignatures.Lock()
+	hit := goodSignatures.seen[k]
+	goodSignatures.Unlock()
+	if hit {
+		return true
+	}
+	if !verify() {
+		return false
+	}
+	goodSignatures.Lock()
+	if goodSignatures.seen == nil {
+		goodSignatures.seen = map[signatureKey]bool{}
+	}
+	if len(goodSignatures.seen) < maxGoodSignatures {
+		goodSignatures.seen[k] = true
+	}
+	goodSignatures.Unlock()
+	return true
 }
 
 func (p *ServerPolicy) checkClaims(claims map[string]any) string {

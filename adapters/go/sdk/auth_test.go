@@ -143,3 +143,44 @@ func TestHS256Policy(t *testing.T) {
 		t.Error("ES256 accepted where HS256 is required")
 	}
 }
+
+// A token whose signature was verified once is accepted again without a
+// second verification, but only the same token under the same key, and its
+// claims are still checked against the clock each time.
+func TestRememberedSignatures(t *testing.T) {
+	key, other := newKey(t), newKey(t)
+	p := &ServerPolicy{Mode: "oauth", Algorithm: "ES256", PublicKey: &key.PublicKey, Issuer: "https://issuer.test",
+		Audience: "ahp", Purpose: "oauth", Clock: json.Number("1800000000")}
+	good := sign(t, jwt.SigningMethodES256, key, claims(nil), nil)
+	for i := 0; i < 3; i++ {
+		if why := p.Authorize([]string{"Bearer " + good}); why != "" {
+			t.Fatalf("honest token refused on use %d: %s", i+1, why)
+		}
+	}
+	if why := p.Authorize([]string{"Bearer " + good[:len(good)-2] + flip(good[len(good)-2:])}); why != "bad signature" {
+		t.Errorf("flipped signature after a good one: %q", why)
+	}
+	q := *p
+	q.PublicKey = &other.PublicKey
+	if why := q.Authorize([]string{"Bearer " + good}); why != "bad signature" {
+		t.Errorf("the token under another key: %q", why)
+	}
+	late := *p
+	late.Clock = json.Number("1900000000")
+	if why := late.Authorize([]string{"Bearer " + good}); why != "expired" {
+		t.Errorf("a remembered token past its exp: %q", why)
+	}
+	secret := []byte("compat-secret")
+	h := &ServerPolicy{Mode: "workload", Algorithm: "HS256", Secret: secret, Issuer: "https://issuer.test",
+		Audience: "ahp", Purpose: "workload", Clock: json.Number("1800000000")}
+	tok := sign(t, jwt.SigningMethodHS256, secret, claims(map[string]any{"purpose": "workload"}), nil)
+	for i := 0; i < 2; i++ {
+		if why := h.Authorize([]string{"Bearer " + tok}); why != "" {
+			t.Fatalf("honest HS256 token refused on use %d: %s", i+1, why)
+		}
+	}
+	h.Secret = []byte("another-secret")
+	if why := h.Authorize([]string{"Bearer " + tok}); why != "bad signature" {
+		t.Errorf("the HS256 token under another secret: %q", why)
+	}
+}

@@ -32,6 +32,9 @@ type Schemas struct {
 	mu        sync.Mutex
 	compiled  map[string]*jsonschema.Schema
 	documents map[string]any
+	// the pre-check's mirror of each compiled schema (fastcheck.go)
+	fast     map[string]*fastNode
+	fastSeen map[*jsonschema.Schema]*fastNode
 }
 
 // LoadSchemas reads every *.schema.json at the root of dir.
@@ -49,6 +52,8 @@ func LoadSchemas(dir fs.FS) (*Schemas, error) {
 		ids:       map[string]string{},
 		compiled:  map[string]*jsonschema.Schema{},
 		documents: map[string]any{},
+		fast:      map[string]*fastNode{},
+		fastSeen:  map[*jsonschema.Schema]*fastNode{},
 	}
 	s.compiler.DefaultDraft(jsonschema.Draft2020)
 	s.compiler.AssertFormat()
@@ -96,15 +101,20 @@ func (s *Schemas) Has(file string) bool { _, ok := s.ids[file]; return ok }
 
 // Compile returns the validator of a schema file or of file#/pointer, built once.
 func (s *Schemas) Compile(name string) (*jsonschema.Schema, error) {
+	sch, _, err := s.compile(name)
+	return sch, err
+}
+
+func (s *Schemas) compile(name string) (*jsonschema.Schema, *fastNode, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sch, ok := s.compiled[name]; ok {
-		return sch, nil
+		return sch, s.fast[name], nil
 	}
 	file, pointer, _ := strings.Cut(name, "#")
 	id, ok := s.ids[file]
 	if !ok {
-		return nil, fmt.Errorf("schema %s not found", file)
+		return nil, nil, fmt.Errorf("schema %s not found", file)
 	}
 	loc := id
 	if pointer != "" {
@@ -112,17 +122,24 @@ func (s *Schemas) Compile(name string) (*jsonschema.Schema, error) {
 	}
 	sch, err := s.compiler.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("compiling %s: %w", name, err)
+		return nil, nil, fmt.Errorf("compiling %s: %w", name, err)
 	}
 	s.compiled[name] = sch
-	return sch, nil
+	fast := buildFast(sch, s.fastSeen)
+	s.fast[name] = fast
+	return sch, fast, nil
 }
 
 // Check validates v against the named schema: "" when valid, else a reason.
+// A value the pre-check finds surely valid is valid; any other is validated
+// by the library, whose verdict and reasons are the answer.
 func (s *Schemas) Check(name string, v any) string {
-	sch, err := s.Compile(name)
+	sch, fast, err := s.compile(name)
 	if err != nil {
 		return err.Error()
+	}
+	if fastValid(fast, v) {
+		return ""
 	}
 	if err := sch.Validate(v); err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -32,7 +34,21 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: ahp-go client|server|replay|lifecycle-client|lifecycle-server --config PATH")
 }
 
+// gcPercent: a process of the matrix is short-lived with a small live heap
+// (the compiled schemas), so the collector runs at a fifth of the default
+// frequency unless $GOGC says otherwise.
+const gcPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	// A role waits on one exchange at a time, or a few: one P (unless
+	// $GOMAXPROCS says otherwise) spares the scheduler's hand-offs between
+	// threads and their wake-ups, which cost more CPU than the waits serve.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	if len(os.Args) < 2 || roles[os.Args[1]] == nil {
 		usage()
 		os.Exit(2)
