@@ -60,7 +60,8 @@ function prune(outDir, srcDir) {
 }
 prune(join(root, "dist"), join(root, "src"));
 prune(join(root, "dist", "test"), join(root, "test"));
-// Compile the canonical schemas once (cached by content under dist/schema-cache/).
+// Compile the canonical schemas once (cached by content under
+// dist/schema-cache/), and drop the cache files of every other content.
 const schemas = await import(
   pathToFileURL(join(root, "dist", "sdk", "schemas.js")).href
 );
@@ -68,7 +69,7 @@ const { schemaDirFor } = await import(
   pathToFileURL(join(root, "dist", "contract", "config.js")).href
 );
 try {
-  schemas.loadSchemas(schemaDirFor(undefined).path);
+  schemas.refreshSchemaCache(schemaDirFor(undefined).path);
 } catch (error) {
   process.stderr.write(`build: schemas not compiled yet: ${error.message}\n`);
 }

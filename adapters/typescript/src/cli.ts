@@ -8,6 +8,8 @@
 // Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
 // line names the file and the field), 1 any other failure.
 
+import { restoreEnvironment } from "./sdk/defaultTrust.js";
+
 /** A role: runs with the config file's path; resolves with the exit code. */
 type Role = (configPath: string) => Promise<number>;
 
@@ -71,6 +73,7 @@ async function main(args: readonly string[]): Promise<number> {
   }
 }
 
+restoreEnvironment();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -253,13 +253,20 @@ describe("exit codes: 2 and one stderr line naming the file and the field for an
     );
   });
 
-  test("adapter.json is valid and names the client, server and replay commands", () => {
+  test("adapter.json is valid and names every command, through the launcher", () => {
     const manifest = JSON.parse(
       readFileSync(join(ADAPTER_DIR, "adapter.json"), "utf8"),
     ) as Record<string, unknown>;
     assertContract("adapter.schema.json", manifest);
-    for (const command of ["client", "server", "replay"])
-      assert.deepEqual(manifest[command], ["node", "dist/cli.js", command]);
+    const commands = {
+      client: "client",
+      server: "server",
+      replay: "replay",
+      lifecycleClient: "lifecycle-client",
+      lifecycleServer: "lifecycle-server",
+    };
+    for (const [key, command] of Object.entries(commands))
+      assert.deepEqual(manifest[key], ["sh", "ahp-ts.sh", command]);
   });
 
   test("unknown config keys are ignored", async () => {

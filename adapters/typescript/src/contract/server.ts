@@ -9,10 +9,11 @@ import type http from "node:http";
 import { createAuthenticator, type Authenticator } from "../sdk/auth.js";
 import {
   CodecError,
-  decodeJson,
+  decodeUtf8,
   encodeJson,
   errorResponse,
   PARSE_ERROR,
+  parseJson,
 } from "../sdk/codec.js";
 import {
   DEFAULT_LIMITS,
@@ -91,8 +92,12 @@ export type Reply =
 
 /** What a suite's server does with each parsed message. */
 export interface ServerBehaviour {
-  /** Receipts `message` and answers it; a promise when the reply is held. */
-  handle(message: Json): Reply | Promise<Reply>;
+  /**
+   * Receipts `message` and answers it; a promise when the reply is held.
+   * `text` is the JSON text it was parsed from (e.g. to keep a verdict per
+   * text: validation is deterministic).
+   */
+  handle(message: Json, text: string): Reply | Promise<Reply>;
   /** The answer to `GET /capabilities` (upstream clients' discovery). */
   capabilities(): JsonObject;
 }
@@ -153,14 +158,16 @@ function malformed(reason: string): Answer {
 }
 
 function answer(behaviour: ServerBehaviour, bytes: Buffer): Answer {
+  let text: string;
   let message: Json;
   try {
-    message = decodeJson(bytes);
+    text = decodeUtf8(bytes);
+    message = parseJson(text);
   } catch (error) {
     if (error instanceof CodecError) return malformed(error.message);
     throw error;
   }
-  return { status: 200, reply: behaviour.handle(message) };
+  return { status: 200, reply: behaviour.handle(message, text) };
 }
 
 class Server {

@@ -12,6 +12,7 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { defaultCa } from "./defaultTrust.js";
 import type { ClientTls, ServerTls } from "./tls.js";
 import type { ClientTransport, Exchange } from "./transport.js";
 
@@ -39,6 +40,18 @@ export interface PendingNotification {
 }
 
 /**
+ * The `ca` option of a TLS client: its own CA, else none (Node's default
+ * store) or the default store with deferred extra certificates.
+ */
+export function trustOf(ca: Buffer | null | undefined): {
+  ca?: Buffer | string[];
+} {
+  if (ca !== null && ca !== undefined) return { ca };
+  const fallback = defaultCa();
+  return fallback === undefined ? {} : { ca: fallback };
+}
+
+/**
  * A keep-alive client for one origin: at most `maxSockets` sockets (one by
  * default: requests are serial), reused across requests.
  */
@@ -61,7 +74,7 @@ export class HttpConnection {
     this.agent = this.secure
       ? new https.Agent({
           ...options,
-          ...(tls.ca === null ? {} : { ca: tls.ca }),
+          ...trustOf(tls.ca),
           ...(tls.cert === null ? {} : { cert: tls.cert }),
           ...(tls.key === null ? {} : { key: tls.key }),
           rejectUnauthorized: true,
@@ -246,7 +259,7 @@ export function postForm(
       },
       ...(secure
         ? {
-            ...(tls.ca === null ? {} : { ca: tls.ca }),
+            ...trustOf(tls.ca),
             rejectUnauthorized: true,
           }
         : {}),

@@ -6,6 +6,10 @@
 // rest of start-up, so the validators are compiled once per schema content:
 // Ajv's standalone code is cached under dist/schema-cache/, keyed by the
 // SHA-256 of the schema files, and later processes load it in milliseconds.
+// That code is some 1 MB; V8 compiling it (and each validator on its first
+// call) cost more than the rest of start-up, so it runs with a V8 code cache
+// beside it (KEY.TAG.code), written by a process that found none once it has
+// used the validators, so that it holds the compiled ones.
 
 import { createHash } from "node:crypto";
 import {
@@ -13,11 +17,14 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
 import type { ErrorObject } from "ajv";
 import type { ContentValidators } from "./content.js";
 import { isObject, parseStrictJson } from "./json.js";
@@ -175,17 +182,109 @@ function compile(files: readonly SchemaFile[], cacheFile: string): Validators {
   return validators;
 }
 
-function loadValidators(directory: string): Validators {
+/** The code cache's name part for this V8 and architecture (V8 rejects another's). */
+const CODE_TAG = `v8-${process.versions.v8}-${process.arch}`.replace(
+  /[^\w.-]/g,
+  "_",
+);
+/** A code cache starts with the size and mtime of the module it was made from. */
+const CODE_HEADER = 16;
+
+/** Whether this process validated anything (its code cache then holds compiled validators). */
+let validated = false;
+
+/** The cached modules this process ran, by file (as `require` keeps them). */
+const modules = new Map<string, unknown>();
+
+/**
+ * Runs a cached module as `require` would (same wrapper, same resolution of
+ * its own requires, once per process), with the V8 code cache made from it
+ * if there is one; when there is none, or V8 rejects it, one is written as
+ * the process exits. Throws when the module cannot be read or run.
+ */
+function runCompiled(cacheFile: string): unknown {
+  if (modules.has(cacheFile)) return modules.get(cacheFile);
+  const source = readFileSync(cacheFile, "utf8");
+  const { size, mtimeMs } = statSync(cacheFile);
+  const codeFile = `${cacheFile.slice(0, -".cjs".length)}.${CODE_TAG}.code`;
+  let cachedData: Buffer | undefined;
+  try {
+    const code = readFileSync(codeFile);
+    if (
+      code.length > CODE_HEADER &&
+      code.readDoubleLE(0) === size &&
+      code.readDoubleLE(8) === mtimeMs
+    )
+      cachedData = code.subarray(CODE_HEADER);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new Script(
+    `(function (exports, require, module, __filename, __dirname) { ${source}\n});`,
+    {
+      filename: cacheFile,
+      ...(cachedData === undefined ? {} : { cachedData }),
+    },
+  );
+  const module = { exports: {} as unknown };
+  (script.runInThisContext() as (...args: unknown[]) => void).call(
+    module.exports,
+    module.exports,
+    require,
+    module,
+    cacheFile,
+    CACHE_DIR,
+  );
+  if (cachedData === undefined || script.cachedDataRejected === true)
+    process.once("exit", () => {
+      if (validated) writeCodeCache(codeFile, script, size, mtimeMs);
+    });
+  modules.set(cacheFile, module.exports);
+  return module.exports;
+}
+
+function writeCodeCache(
+  codeFile: string,
+  script: Script,
+  size: number,
+  mtimeMs: number,
+): void {
+  const temporary = `${codeFile}.${process.pid}.tmp`;
+  try {
+    const header = Buffer.alloc(CODE_HEADER);
+    header.writeDoubleLE(size, 0);
+    header.writeDoubleLE(mtimeMs, 8);
+    writeFileSync(
+      temporary,
+      Buffer.concat([header, script.createCachedData()]),
+    );
+    renameSync(temporary, codeFile);
+  } catch {
+    // Only start-up is slower without it.
+    rmSync(temporary, { force: true });
+  }
+}
+
+function cacheFileOf(files: readonly SchemaFile[]): string {
+  return join(CACHE_DIR, `${contentKey(files)}.cjs`);
+}
+
+function readSchemaDirectory(directory: string): SchemaFile[] {
   const files = readSchemaFiles(directory);
   if (files.length === 0)
     throw new SettingError(
       "schemaDir",
       `no *.schema.json files in ${directory}`,
     );
-  const cacheFile = join(CACHE_DIR, `${contentKey(files)}.cjs`);
+  return files;
+}
+
+function loadValidators(directory: string): Validators {
+  const files = readSchemaDirectory(directory);
+  const cacheFile = cacheFileOf(files);
   let cached: unknown;
   try {
-    cached = require(cacheFile);
+    cached = runCompiled(cacheFile);
   } catch {
     return compile(files, cacheFile);
   }
@@ -197,13 +296,56 @@ function loadValidators(directory: string): Validators {
   return complete ? (cached as Validators) : compile(files, cacheFile);
 }
 
+/** What the files of dist/schema-cache are named: KEY.cjs, KEY.TAG.code, and their temporaries. */
+const CACHE_NAME = /^[0-9a-f]{32}\.(?:cjs|[\w.-]+\.code)(?:\.\d+\.tmp)?$/;
+
+/**
+ * For the build: compiles the validators of `directory` unless cached, then
+ * deletes every cache file (by the names above) of other schema contents,
+ * and every temporary; any other file is left alone.
+ */
+export function refreshSchemaCache(directory: string): void {
+  loadValidators(directory);
+  const keep = `${contentKey(readSchemaDirectory(directory))}.`;
+  for (const name of readdirSync(CACHE_DIR)) {
+    if (
+      CACHE_NAME.test(name) &&
+      (!name.startsWith(keep) || name.endsWith(".tmp"))
+    )
+      rmSync(join(CACHE_DIR, name), { force: true });
+  }
+}
+
 function check(validate: Validate): Check {
   return (value) => {
+    validated = true;
     if (validate(value)) return null;
     const first = validate.errors?.[0];
     return first === undefined
       ? "invalid"
       : `${first.instancePath || "/"} ${first.message ?? "is invalid"}`;
+  };
+}
+
+/** A check of parsed JSON text by that text: the verdict of each text is kept. */
+export type TextCheck = (value: unknown, text: string) => string | null;
+
+/** Verdicts kept at most (about 2 KB of text each); then they start over. */
+const KEPT_VERDICTS = 4096;
+
+/**
+ * `check` with its verdict kept per exact JSON text: validation is
+ * deterministic, and `value` must be what `text` parses to, unchanged.
+ */
+export function byText(check: Check): TextCheck {
+  const verdicts = new Map<string, string | null>();
+  return (value, text) => {
+    const kept = verdicts.get(text);
+    if (kept !== undefined) return kept;
+    const verdict = check(value);
+    if (verdicts.size === KEPT_VERDICTS) verdicts.clear();
+    verdicts.set(text, verdict);
+    return verdict;
   };
 }
 

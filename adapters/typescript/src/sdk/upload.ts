@@ -20,7 +20,7 @@ import https from "node:https";
 import type { Socket } from "node:net";
 import { headerValues } from "./auth.js";
 import { decodeJson } from "./codec.js";
-import { discardBody, type ListenerLimits } from "./httpTransport.js";
+import { discardBody, trustOf, type ListenerLimits } from "./httpTransport.js";
 import { isObject, type Json } from "./json.js";
 import type { ClientTls } from "./tls.js";
 
@@ -125,7 +125,7 @@ export function uploadContent(
       headers,
       ...(secure
         ? {
-            ...(target.tls?.ca == null ? {} : { ca: target.tls.ca }),
+            ...trustOf(target.tls?.ca),
             rejectUnauthorized: true,
           }
         : {}),

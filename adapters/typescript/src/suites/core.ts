@@ -23,7 +23,13 @@ import {
 } from "../sdk/httpTransport.js";
 import { hasKey, isObject, type Json, type JsonObject } from "../sdk/json.js";
 import { discoveryResponse } from "../sdk/manifest.js";
-import { loadSchemas, type Check, type SchemaSet } from "../sdk/schemas.js";
+import {
+  byText,
+  loadSchemas,
+  type Check,
+  type SchemaSet,
+  type TextCheck,
+} from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { StdioClientTransport } from "../sdk/stdioTransport.js";
 import { clientTls, requiresHttps } from "../sdk/tls.js";
@@ -244,16 +250,21 @@ async function runReplay(configPath: string): Promise<number> {
  * response unchanged, held while the scenario's barrier is.
  */
 export class CoreBehaviour implements ServerBehaviour {
+  /** The request check, its verdict kept per text (clients send the same texts). */
+  private readonly validateRequest: TextCheck;
+
   constructor(
     private readonly state: ServerState,
-    private readonly validateRequest: Check,
-  ) {}
+    validateRequest: Check,
+  ) {
+    this.validateRequest = byText(validateRequest);
+  }
 
   capabilities(): JsonObject {
     return discoveryResponse("discovery");
   }
 
-  handle(message: Json): Reply | Promise<Reply> {
+  handle(message: Json, text: string): Reply | Promise<Reply> {
     const { receipts } = this.state;
     if (!isObject(message))
       return errorResponse(null, INVALID_REQUEST, "not a JSON-RPC object");
@@ -279,11 +290,11 @@ export class CoreBehaviour implements ServerBehaviour {
         METHOD_NOT_FOUND,
         `unknown method ${method}`,
       );
-    return this.intercept(message);
+    return this.intercept(message, text);
   }
 
-  private intercept(message: JsonObject): Reply | Promise<Reply> {
-    const schemaError = this.validateRequest(message);
+  private intercept(message: JsonObject, text: string): Reply | Promise<Reply> {
+    const schemaError = this.validateRequest(message, text);
     if (schemaError !== null)
       return errorResponse(
         replyId(message),
