@@ -12,11 +12,13 @@ class JsonError(ValueError):
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise JsonError(f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)  # one C call; a repeated key leaves fewer entries than pairs
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise JsonError(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
@@ -119,5 +121,20 @@ def shown(value: Any, limit: int = 160) -> str:
 
 
 def strict_equal(left: Any, right: Any) -> bool:
-    """Deep JSON equality under strict typing (see `first_difference`)."""
+    """Deep JSON equality under strict typing (see `first_difference`).
+
+    Two shortcuts in C come first. Python's `==` is looser than strict typing (it
+    also takes `true` for `1`), so values it finds unequal are unequal. Equal
+    compact texts (sorted keys) are the same JSON value, so such values are equal.
+    Only equal values whose texts differ (`1` against `1.0`, or a boolean against
+    a number) are walked."""
+    if left is right:
+        return True
+    if left != right:
+        return False
+    try:
+        if dumps_compact(left) == dumps_compact(right):
+            return True
+    except (TypeError, ValueError):  # not JSON values: walked
+        pass
     return first_difference(left, right) is None

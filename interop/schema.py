@@ -402,7 +402,7 @@ class SchemaSet:
             self._class = InlinedEcmaValidator
         self.format_checker = strict_format_checker()
         self._validators: dict[str, Any] = {}
-        self._issues: dict[tuple[str, str], SchemaIssue | None] = {}
+        self._issues: dict[tuple[str, str | bytes], SchemaIssue | None] = {}
 
     def names(self) -> list[str]:
         return sorted(self.documents)
@@ -430,16 +430,21 @@ class SchemaSet:
         self._validators[reference] = validator
         return validator
 
-    def issue(self, reference: str, instance: Any) -> SchemaIssue | None:
+    def issue(
+        self, reference: str, instance: Any, *, text: str | bytes | None = None
+    ) -> SchemaIssue | None:
         """None when valid, otherwise the first error.
 
         Remembered per exact JSON text (key order kept, so even the error chosen is
         the same): every combination of a run sends the same messages, and
-        validation depends on the text alone."""
-        try:
-            text = json.dumps(instance, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):  # not JSON: judged afresh
-            return first_issue(list(self.validator(reference).iter_errors(instance)))
+        validation depends on the text alone. `text`: the exact text `instance`
+        was parsed from, used as it is (a receipt line), so it is not encoded
+        again."""
+        if text is None:
+            try:
+                text = json.dumps(instance, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):  # not JSON: judged afresh
+                return first_issue(list(self.validator(reference).iter_errors(instance)))
         key = (reference, text)
         if key in self._issues:
             return self._issues[key]

@@ -30,6 +30,13 @@ from interop.suites.core.verify import verify_set
         ({"a": [True]}, {"a": [True]}, True),
         ("1", 1, False),
         (0.5, 0.5, True),
+        # equal for Python's ==, told apart only by the walk
+        ({"a": [1, {"b": True}]}, {"a": [1, {"b": 1}]}, False),
+        ([0.0, {"c": False}], [0, {"c": 0}], False),
+        # equal, texts differ (number forms, key order): walked to equal
+        ({"a": 1, "b": [2.0, -0.0]}, {"b": [2, 0], "a": 1.0}, True),
+        # equal texts
+        ({"b": 1, "a": ["x", None]}, {"a": ["x", None], "b": 1}, True),
     ],
 )
 def test_strict_equal(left: object, right: object, equal: bool) -> None:
@@ -40,6 +47,9 @@ def test_strict_equal(left: object, right: object, equal: bool) -> None:
 def test_duplicate_keys_and_constants_are_rejected() -> None:
     with pytest.raises(JsonError, match="duplicate key 'a'"):
         loads('{"a": 1, "a": 2}')
+    with pytest.raises(JsonError, match="duplicate key 'b'"):
+        loads('{"x": [{"a": 1, "b": 2, "c": 3, "b": 2}]}')
+    assert loads('{"a": {"a": {"a": 1}}, "b": 2}') == {"a": {"a": {"a": 1}}, "b": 2}
     with pytest.raises(JsonError, match="NaN"):
         loads('{"a": NaN}')
 

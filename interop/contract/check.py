@@ -16,11 +16,12 @@ def _schemas() -> SchemaSet:
     return SchemaSet(CONTRACT_SCHEMAS)
 
 
-def contract_problem(schema: str, value: Any) -> str | None:
+def contract_problem(schema: str, value: Any, *, text: str | bytes | None = None) -> str | None:
     """None when `value` satisfies `schemas/contract/<schema>`, else `field: rule`.
 
     `schema` is a file name, optionally with a fragment
-    (`control.schema.json#/$defs/health`).
+    (`control.schema.json#/$defs/health`); `text`, the JSON text `value` was
+    parsed from, if at hand (see `SchemaSet.issue`).
     """
-    issue = _schemas().issue(schema, value)
+    issue = _schemas().issue(schema, value, text=text)
     return None if issue is None else f"{issue.path}: {issue.message}"

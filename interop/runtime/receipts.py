@@ -26,7 +26,7 @@ def read_receipt_log(path: Path, offset: int) -> tuple[list[Any], list[Combinati
             except JsonError as exc:
                 problems.append(CombinationError("receipts", "ReceiptMalformed", str(exc)))
                 continue
-            problem = contract_problem("receipt-line.schema.json", entry)
+            problem = contract_problem("receipt-line.schema.json", entry, text=line)
             if problem is not None:
                 problems.append(
                     CombinationError("receipts", "ReceiptMalformed", f"line {number}: {problem}")
