@@ -323,3 +323,40 @@ def test_slots_hand_out_shares_in_the_jobs_order() -> None:
     slots.open()  # an interrupted run: whoever waits starts
     blocked.join(5)
     assert started == [1, 2, 3]
+
+
+def test_owned_processes_finds_each_owners_descendants_exactly() -> None:
+    """The /proc children walk finds what psutil's parent map finds, grandchildren
+    included, and a marker matches its owner only (`o` is not `o1`)."""
+    import os
+    import subprocess
+    import time
+
+    import psutil
+
+    from interop.runtime import process
+
+    started = [
+        subprocess.Popen(
+            ["sh", "-c", "sleep 30 & sleep 30 & wait"],
+            env={**os.environ, process.OWNER_VARIABLE: owner},
+        )
+        for owner in ("o1", "o1", "o2")
+    ]
+    try:
+        deadline = time.monotonic() + 10
+        while len(process.owned_processes("o1")) < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        walked = sorted(p.pid for p in process.owned_processes("o1"))
+        mapped = sorted(
+            p.pid for p in psutil.Process().children(recursive=True) if process._owner_of(p) == "o1"
+        )
+        assert len(walked) == 6 and walked == mapped
+        assert len(process.owned_processes("o2")) == 3
+        assert process.owned_processes("o") == []
+    finally:
+        for owner in ("o1", "o2"):
+            process.kill_owner(owner, grace=1.0)
+        for child in started:
+            child.wait()
+    assert process.owned_processes("o1") == []

@@ -202,13 +202,57 @@ def _owner_of(process: psutil.Process) -> str | None:
         return None
 
 
+def _descendant_pids(root: int) -> list[int] | None:
+    """The pids below `root`, from each thread's `/proc/<pid>/task/<tid>/children`
+    (Linux): a read per thread of the tree, not one per process of the machine as
+    psutil's parent map. None where the kernel has no such file."""
+    found: list[int] = []
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # gone meanwhile
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/children", "rb") as handle:
+                    text = handle.read()
+            except FileNotFoundError:
+                if pid == root and not os.path.exists(f"/proc/{pid}/task/{thread}"):
+                    continue  # the thread ended meanwhile
+                if pid == root:
+                    return None  # no children files on this kernel
+                continue
+            except OSError:
+                continue
+            for child in text.split():
+                found.append(int(child))
+                pending.append(int(child))
+    return found
+
+
 def owned_processes(owner: str) -> list[psutil.Process]:
     """Every live descendant of the harness that carries `owner`'s marker."""
-    try:
-        descendants = psutil.Process().children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    return [p for p in descendants if _owner_of(p) == owner]
+    pids = _descendant_pids(os.getpid())
+    if pids is None:
+        try:
+            descendants = psutil.Process().children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+        return [p for p in descendants if _owner_of(p) == owner]
+    marker = f"{OWNER_VARIABLE}={owner}".encode()
+    owned = []
+    for pid in pids:
+        try:  # the raw environment, one read: psutil's environ() parses it all
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                variables = handle.read().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to read
+        if marker in variables:
+            with contextlib.suppress(psutil.Error):
+                owned.append(psutil.Process(pid))
+    return owned
 
 
 def kill_owner(owner: str, grace: float = 2.0) -> dict[int, str]:
