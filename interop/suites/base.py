@@ -29,11 +29,33 @@ class ScenarioError(ValueError):
     """A scenario file is unusable; the message names the file and scenario."""
 
 
-def write_set_file(path: Path, document: dict[str, Any], rows: list[Any]) -> Path:
+# Texts of set files already made: (id of the set, variant) -> (the set, text).
+_SET_TEXTS: dict[tuple[int, tuple[Any, ...]], tuple[object, str]] = {}
+
+
+def write_set_file(
+    path: Path,
+    document: dict[str, Any],
+    rows: list[Any] | Callable[[], list[Any]],
+    *,
+    owner: object | None = None,
+    variant: tuple[Any, ...] = (),
+) -> Path:
     """The scenario file an adapter gets: `document` with these rows, as one line of
     JSON (the C encoder: a set is written for every combination, and an indented
-    dump of a large set cost tens of milliseconds each time)."""
-    path.write_text(dumps_compact({**document, "scenarios": rows}) + "\n", encoding="utf-8")
+    dump of a large set cost tens of milliseconds each time). With `owner` (the
+    set, which never changes) the text of each `variant` (transport, blind, ...)
+    is made once and written again for every later combination; `rows` may then
+    be a function, called only the first time."""
+    found = _SET_TEXTS.get((id(owner), variant)) if owner is not None else None
+    if found is not None and found[0] is owner:
+        text = found[1]
+    else:
+        made = rows() if callable(rows) else rows
+        text = dumps_compact({**document, "scenarios": made}) + "\n"
+        if owner is not None:  # the set is kept with its text: its id stays its own
+            _SET_TEXTS[(id(owner), variant)] = (owner, text)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -103,11 +125,23 @@ class MergeableSet:
         return self.origins.get(scenario_id, self.name)
 
 
+# Runs already made: ids of the sets -> (the sets, their runs).
+_RUNS: dict[tuple[int, ...], tuple[list[Any], list[Any]]] = {}
+
+
 def merged_runs(items: list[S], names: Callable[[S], set[str]]) -> list[S]:
     """The sets as a combination runs them: each group of `merge_groups` as one set
-    named after its members, their rows in order; a set alone as it is."""
+    named after its members, their rows in order; a set alone as it is. Made once
+    per list of sets, so every combination gets the same merged sets (and
+    `write_set_file` their texts made once)."""
+    key = tuple(id(item) for item in items)
+    found = _RUNS.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], items, strict=True)):
+        return list(found[1])
     groups = merge_groups(items, lambda s: s.document, names)
-    return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+    runs = [group[0] if len(group) == 1 else _merged(group) for group in groups]
+    _RUNS[key] = (list(items), runs)  # the sets are kept with their runs: ids stay theirs
+    return list(runs)
 
 
 def _merged(group: list[S]) -> S:

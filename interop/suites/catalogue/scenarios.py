@@ -181,11 +181,15 @@ class CatalogueSet(MergeableSet):
 
     def write(self, path: Path, *, blind: bool) -> Path:
         """The file an adapter gets: every row, without `expected` when blind."""
-        rows = [
-            {k: v for k, v in s.raw.items() if not blind or k != "expected"} for s in self.scenarios
-        ]
+
+        def rows() -> list[dict[str, Any]]:
+            return [
+                {k: v for k, v in s.raw.items() if not blind or k != "expected"}
+                for s in self.scenarios
+            ]
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_set_file(path, self.document, rows)
+        return write_set_file(path, self.document, rows, owner=self, variant=(blind,))
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -170,12 +170,14 @@ class CompactionSet:
         return [r for r in self.rows if transport in r.transports]
 
     def write(self, path: Path, transport: str, *, blind: bool) -> Path:
-        rows = [
-            {k: v for k, v in r.raw.items() if not blind or k not in ANSWER_KEYS}
-            for r in self.for_transport(transport)
-        ]
+        def rows() -> list[dict[str, Any]]:
+            return [
+                {k: v for k, v in r.raw.items() if not blind or k not in ANSWER_KEYS}
+                for r in self.for_transport(transport)
+            ]
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_set_file(path, self.document, rows)
+        return write_set_file(path, self.document, rows, owner=self, variant=(transport, blind))
 
     def describe(self) -> dict[str, Any]:
         try:

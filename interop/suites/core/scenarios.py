@@ -51,11 +51,19 @@ class ScenarioSet(MergeableSet):
         return {**self.document, "scenarios": scenarios}
 
     def write_blind(self, path: Path) -> Path:
-        return write_set_file(path, self.document, self.blind_document()["scenarios"])
+        return write_set_file(
+            path,
+            self.document,
+            lambda: self.blind_document()["scenarios"],
+            owner=self,
+            variant=("blind",),
+        )
 
     def write_full(self, path: Path) -> Path:
         """The file with its answers (a merged run has no file of its own)."""
-        return write_set_file(path, self.document, self.document["scenarios"])
+        return write_set_file(
+            path, self.document, self.document["scenarios"], owner=self, variant=("full",)
+        )
 
 
 def set_name(path: Path) -> str:

@@ -209,12 +209,16 @@ class ElicitationSet:
         dropped = (
             {"expected"} if server else ({"responses", "expected"} if blind else {"responses"})
         )
-        rows = [
-            {k: v for k, v in r.raw.items() if k not in dropped}
-            for r in self.for_transport(transport)
-        ]
+
+        def rows() -> list[dict[str, Any]]:
+            return [
+                {k: v for k, v in r.raw.items() if k not in dropped}
+                for r in self.for_transport(transport)
+            ]
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_set_file(path, self.document, rows)
+        variant = (transport, server, blind)
+        return write_set_file(path, self.document, rows, owner=self, variant=variant)
 
     def describe(self) -> dict[str, Any]:
         try:

@@ -227,11 +227,14 @@ class LifecycleSet(MergeableSet):
 
     def write(self, path: Path, transport: str, *, blind: bool) -> Path:
         """The file an adapter gets: this transport's rows, without answers when blind."""
-        rows = [
-            {k: v for k, v in s.raw.items() if not blind or k not in ANSWER_KEYS}
-            for s in self.for_transport(transport)
-        ]
-        return write_set_file(path, self.document, rows)
+
+        def rows() -> list[dict[str, Any]]:
+            return [
+                {k: v for k, v in s.raw.items() if not blind or k not in ANSWER_KEYS}
+                for s in self.for_transport(transport)
+            ]
+
+        return write_set_file(path, self.document, rows, owner=self, variant=(transport, blind))
 
 
 class LifecycleSets(list[LifecycleSet]):
