@@ -360,3 +360,23 @@ def test_owned_processes_finds_each_owners_descendants_exactly() -> None:
         for child in started:
             child.wait()
     assert process.owned_processes("o1") == []
+
+
+def test_receipts_compare_strictly_with_remembered_request_texts() -> None:
+    """A receipt equal to its request passes (other number forms, other key order);
+    one that turns a boolean into a number fails, also after the request's text is
+    remembered."""
+    from interop.suites.common import check_receipts
+
+    request = {"id": "r1", "params": {"flag": True, "n": 1.0, "list": [0, False]}}
+    requests = {"r1": request}
+    same = {"params": {"list": [0, False], "n": 1, "flag": True}, "id": "r1"}
+    assert check_receipts([same], requests, {"r1"}, "s") == []
+    assert check_receipts([json.loads(json.dumps(request))], requests, {"r1"}, "s") == []
+    for changed in (
+        {"id": "r1", "params": {"flag": 1, "n": 1.0, "list": [0, False]}},
+        {"id": "r1", "params": {"flag": True, "n": 1.0, "list": [False, False]}},
+        {"id": "r1", "params": {"flag": True, "n": 2, "list": [0, False]}},
+    ):
+        errors = check_receipts([changed], requests, {"r1"}, "s")
+        assert [e.error_class for e in errors] == ["ReceiptMismatch"], changed
