@@ -22,7 +22,7 @@ from conftest import assert_control_answer, assert_receipt_log
 
 from ahp_py.contract.config import load_server
 from ahp_py.contract.server import ServerProcess
-from ahp_py.sdk import http as ahp_http
+from ahp_py.sdk import listener as ahp_listener
 from ahp_py.sdk import schemas
 from ahp_py.suites.core import build_backend
 
@@ -179,12 +179,12 @@ PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message"
 
 
 def test_contract_bounds_are_the_defaults(server: Running) -> None:
-    assert ahp_http.READ_TIMEOUT == 10.0
-    assert ahp_http.MAX_BODY == 8 * MIB
-    assert ahp_http.Listener.request_queue_size >= 128
+    assert ahp_listener.READ_TIMEOUT == 10.0
+    assert ahp_listener.MAX_BODY == 8 * MIB
+    assert ahp_listener.Listener.request_queue_size >= 128
     assert server.process.listener is not None
     assert server.process.listener.request_queue_size >= 128
-    listener = ahp_http.Listener(ahp_http.Handler)
+    listener = ahp_listener.Listener(ahp_listener.Handler)
     assert listener.read_timeout == 10.0
     listener.server_close()
 

@@ -9,12 +9,12 @@ problem of the config's ``scenarioFile``).
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sdk import codec
 from ..sdk.auth import AUTH_MODES, JWT_MODES, ClientCredentials, ServerPolicy
+from ..sdk.record import field, record
 from ..sdk.tls import TlsFiles
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def load_fields(path: str) -> Fields:
 # Authentication and TLS -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class ServerAuth:
     mode: str
     profile: str
@@ -175,7 +175,7 @@ class ServerAuth:
     tls: TlsFiles | None  # None: plain HTTP
 
 
-@dataclass(frozen=True)
+@record
 class ClientAuth:
     mode: str
     profile: str
@@ -317,7 +317,7 @@ def client_ssl_context(settings: ClientSettings) -> ssl.SSLContext:
 # The three configs ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class ServerSettings:
     file: str
     transport: str
@@ -329,7 +329,7 @@ class ServerSettings:
     auth: ServerAuth | None  # None over stdio (process trust)
 
 
-@dataclass(frozen=True)
+@record
 class ClientSettings:
     file: str
     transport: str
@@ -345,7 +345,7 @@ class ClientSettings:
     language: str = DEFAULT_LANGUAGE
 
 
-@dataclass(frozen=True)
+@record
 class ReplaySettings:
     file: str
     scenarios: list[dict[str, Any]] = field(repr=False)
@@ -454,7 +454,7 @@ def suite_of(config: Fields) -> str:
     return config.string("suite")
 
 
-@dataclass(frozen=True)
+@record
 class SuiteServerSettings:
     """A lifecycle-style server: the core settings plus the suite and the
     accepted upload token (``""`` for the catalogue suite, which receives no
@@ -478,7 +478,7 @@ def load_suite_server(path: str, suites: tuple[str, ...]) -> SuiteServerSettings
     return SuiteServerSettings(suite=suite, server=server, upload_token=upload.string("token"))
 
 
-@dataclass(frozen=True)
+@record
 class UploadSettings:
     """How a client uploads content: the environment variable holding the bearer
     token, the timeout, the size limit, and the endpoint (None: the server's)."""
@@ -506,7 +506,7 @@ def upload_settings(section: Fields, default_endpoint: str | None = None) -> Upl
     )
 
 
-@dataclass(frozen=True)
+@record
 class ContentSource:
     """Bytes a message may refer to by the alias ``ref`` (uploaded when no step did)."""
 
@@ -549,7 +549,7 @@ def _content_sources(config: Fields) -> list[ContentSource]:
 UNREACHABLE = "unreachable"  # the one backend name not served by the run's server
 
 
-@dataclass(frozen=True)
+@record
 class BackendSettings:
     """Where a chain subscription's ``backend`` is, when not the run's server
     (``backends`` [ext]): an HTTP ``endpoint``, or a stdio ``command`` (run in
@@ -573,7 +573,7 @@ def _backends(config: Fields) -> dict[str, BackendSettings]:
     return {UNREACHABLE: BackendSettings(endpoint=endpoint, command=command)}
 
 
-@dataclass(frozen=True)
+@record
 class SuiteClientSettings:
     file: str
     suite: str

@@ -1,6 +1,7 @@
-"""The control listener (plain HTTP on loopback, no auth), JSON in and out.
+"""The control listener's answers (plain HTTP on loopback, no auth), JSON in and out.
 
-``ControlHandler`` parses each request and asks its app for the answer. Two
+``ControlHandler`` (``contract/server.py``, so a client never imports the
+listener) parses each request and asks its app for the answer. Two
 apps: ``ControlApp`` is the core contract's (``GET /health``, ``GET
 /receipts``, ``POST /release {barrier}``, ``POST /reset``, ``POST
 /shutdown``); ``EntryControl`` is the lifecycle contract's (docs/LIFECYCLE.md,
@@ -14,18 +15,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from ..sdk import codec
-from ..sdk.http import Handler
+from ..sdk.record import record
 from .backend import Backend
 from .barriers import Barriers
 from .config import ScenarioFileError
 from .entries import EMITTED, MARKS, OBSERVED, RECEIVED, WAIT_SECONDS, EntryLog
 
 
-@dataclass(frozen=True)
+@record
 class Reply:
     status: int
     body: Any
@@ -43,37 +43,6 @@ class App(Protocol):
     def get(self, path: str) -> Reply | None: ...
 
     def post(self, path: str, payload: dict[str, Any]) -> Reply | None: ...
-
-
-class ControlHandler(Handler):
-    @property
-    def app(self) -> App:
-        return cast(App, self.listener.app)
-
-    def do_GET(self) -> None:
-        self._answer(self.app.get(self.path.split("?", 1)[0]))
-
-    def do_POST(self) -> None:
-        body = self.read_body()
-        if body is None:
-            return
-        try:
-            payload = codec.loads(body) if body.strip() else {}
-        except codec.JsonDecodeError as exc:
-            self.reply_json({"error": f"body is not strict JSON: {exc}"}, 400)
-            return
-        payload = payload if isinstance(payload, dict) else {}
-        self._answer(self.app.post(self.path.split("?", 1)[0], payload))
-
-    def _answer(self, reply: Reply | None) -> None:
-        if reply is None:
-            self.reply(404)
-            return
-        if reply.close:
-            self.close_connection = True
-        self.reply_json(reply.body, reply.status)
-        if reply.after is not None:
-            reply.after()
 
 
 class ControlApp:

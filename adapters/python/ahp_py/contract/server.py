@@ -14,19 +14,54 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol, cast
 
+from ..sdk import codec
 from ..sdk.auth import Authenticator, ServerPolicy
-from ..sdk.http import READ_TIMEOUT, Listener, RpcHandler
+from ..sdk.listener import READ_TIMEOUT, Handler, Listener, RpcHandler, upload_listener
 from ..sdk.rpc import Answer
 from ..sdk.stdio import LineWriter, serve_lines
-from ..sdk.upload import UploadReceiver, upload_listener
+from ..sdk.upload import UploadReceiver
 from .backend import Backend
 from .config import ServerSettings, server_ssl_context
-from .control import App, ControlApp, ControlHandler, EntryControl
+from .control import App, ControlApp, EntryControl, Reply
 from .readiness import write_readiness
 
 DRAIN_SECONDS = 2.0  # at shutdown, for replies released from their barriers
+
+
+class ControlHandler(Handler):
+    """The control listener: each request parsed, its app asked for the answer
+    (``contract/control.py``)."""
+
+    @property
+    def app(self) -> App:
+        return cast(App, self.listener.app)
+
+    def do_GET(self) -> None:
+        self._answer(self.app.get(self.path.split("?", 1)[0]))
+
+    def do_POST(self) -> None:
+        body = self.read_body()
+        if body is None:
+            return
+        try:
+            payload = codec.loads(body) if body.strip() else {}
+        except codec.JsonDecodeError as exc:
+            self.reply_json({"error": f"body is not strict JSON: {exc}"}, 400)
+            return
+        payload = payload if isinstance(payload, dict) else {}
+        self._answer(self.app.post(self.path.split("?", 1)[0], payload))
+
+    def _answer(self, reply: Reply | None) -> None:
+        if reply is None:
+            self.reply(404)
+            return
+        if reply.close:
+            self.close_connection = True
+        self.reply_json(reply.body, reply.status)
+        if reply.after is not None:
+            reply.after()
 
 
 class Served(Protocol):

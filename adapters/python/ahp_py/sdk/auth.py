@@ -10,11 +10,11 @@ from __future__ import annotations
 import hmac
 import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from . import codec
+from .record import field, record
 from .tls import TlsFiles
 
 AUTH_MODES = frozenset({"none", "bearer", "oauth", "mtls", "workload"})
@@ -26,7 +26,7 @@ class AuthError(Exception):
     """Credentials could not be obtained (client side)."""
 
 
-@dataclass(frozen=True)
+@record
 class ServerPolicy:
     """What a server accepts in the ``Authorization`` header, per mode.
 
@@ -133,7 +133,7 @@ def load_p256_public_key(path: str) -> Any:
     return key
 
 
-@dataclass(frozen=True)
+@record
 class ClientCredentials:
     """What a client sends: ``token`` (the bearer token, or the workload
     assertion), or for ``oauth`` what the client-credentials grant needs.

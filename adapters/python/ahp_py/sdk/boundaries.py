@@ -11,10 +11,10 @@ and "Composition rules" (Phase 1, item 4).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
+from .record import field, record
 
 Original = Callable[[dict[str, Any]], Any]
 
@@ -32,7 +32,7 @@ def _always_editable(_: dict[str, Any]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class Boundary:
     event: str
     target: str

@@ -9,11 +9,11 @@ intercept derived from the before event, the summary and the execution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from . import codec, rpc
 from .manifest import PROTOCOL_VERSION
+from .record import record
 
 BEFORE = "context.compact.before"
 AFTER = "context.compact.after"
@@ -27,7 +27,7 @@ AFTER_CAPABILITIES: dict[str, Any] = {
 OBSERVE_ONLY_CAPABILITIES: dict[str, Any] = {"effects": []}
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What the host did at the before boundary: ``summary`` (a text-part list),
     ``execution`` and ``provenance`` are all None when nothing was compacted."""

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from . import codec, engine
 from .boundaries import Boundary, get_path
 from .content import body_refs
+from .record import record
 from .schemas import INTERCEPT_REQUEST, translate_patterns
 
 REQUEST_EVENT = "user.elicitation.request"
@@ -175,7 +175,7 @@ def body_of(event: dict[str, Any], part_name: str) -> dict[str, Any] | None:
 # The receiver ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class LiveRequest:
     """A request accepted and not yet answered."""
 
@@ -188,7 +188,7 @@ class LiveRequest:
     params: dict[str, Any] | None  # the parsed body (None: metadata or omit)
 
 
-@dataclass(frozen=True)
+@record
 class Accepted:
     """What an accepted intercept leaves: its receipt's parts."""
 
@@ -395,7 +395,7 @@ REQUEST_BOUNDARY = Boundary(
 ALLOWED, DENIED, REJECTED = "allowed", "denied", "rejected"
 
 
-@dataclass(frozen=True)
+@record
 class RequestVerdict:
     """How the request boundary settled: ``allowed`` (with the last accepted
     ``return`` value, or None: the user is asked), ``denied`` or ``rejected``."""
@@ -484,7 +484,7 @@ def result_request(
     }
 
 
-@dataclass(frozen=True)
+@record
 class ResultVerdict:
     """How the result boundary settled: the published result (None: rejected),
     whether an edit was applied, and why a reply was rejected."""

@@ -15,11 +15,11 @@ reads no files itself, the definitions come from the process-wide schema set
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from . import codec, content, schemas
 from .boundaries import BOUNDARIES, MESSAGES, Boundary, get_path
+from .record import record
 
 PERMISSION_RANK = {"none": 0, "allow": 1, "ask": 2, "deny": 3}
 KNOWN_EFFECTS = frozenset({"deny", "allow", "ask", "modify", "message", "return", "flow", "inject"})
@@ -39,7 +39,7 @@ class Rejected(Exception):
     """The whole response is rejected; the message says why (diagnostics only)."""
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     actual: dict[str, Any]
     reason: str | None = None  # why the response was rejected, for diagnostics

@@ -25,10 +25,10 @@ values is typed deep equality (``codec.json_equal``). No I/O, no contract.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from . import codec
+from .record import record
 
 TASK_BEFORE = "task.change.before"
 TASK_AFTER = "task.change.after"
@@ -49,7 +49,7 @@ NO_OP = "no-op"
 _ABSENT = object()
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     accepted: bool
     rule: str | None = None  # the failing rule when rejected

@@ -13,10 +13,10 @@ requirements (``[{event, mode, effects, modify?}]``) and the context
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from . import codec
+from .record import record
 
 REGISTRATION = "registration.schema.json"
 
@@ -46,7 +46,7 @@ RULES = (
 SchemaCheck = Callable[[Any], "str | None"]  # the document's schema problem, else None
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     accepted: bool
     rule: str | None = None  # the first failing rule when rejected

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .manifest import PROTOCOL_VERSION
+from .record import record
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -56,7 +56,7 @@ def observation(protocol_version: Any, event: Any) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """What a server sends back for one parsed message.
 

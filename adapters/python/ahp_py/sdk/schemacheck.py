@@ -20,7 +20,6 @@ hold a ``$ref`` only where a reference cycles; ``resolve`` gives its node.
 from __future__ import annotations
 
 import itertools
-import numbers
 import re
 from collections.abc import Callable
 from typing import Any
@@ -57,7 +56,13 @@ def _is_integer(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, numbers.Number)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    import numbers  # the abstract number types: only for what JSON never parses to
+
+    return isinstance(value, numbers.Number)
 
 
 _TYPES: dict[str, Check] = {

@@ -205,6 +205,19 @@ def _has_key(node: Any, keys: frozenset[str]) -> bool:
     )
 
 
+def _has_place_keyword(texts: list[bytes], documents: list[Any]) -> bool:
+    """``_has_key(documents, _PLACE_KEYWORDS)``, answered from the files' texts when
+    they hold no ``\\u`` escape and none of the keywords: every object key then is
+    in its file's text as written (a pattern rewritten by ``translate_patterns`` is
+    no keyword: its ``$`` becomes ``\\Z``), so no document has one. Otherwise
+    the documents are walked."""
+    if not any(b"\\u" in text for text in texts) and not any(
+        keyword.encode() in text for keyword in _PLACE_KEYWORDS for text in texts
+    ):
+        return False
+    return _has_key(documents, _PLACE_KEYWORDS)
+
+
 def _canonical(uri: str) -> str:
     """``x.json#`` and ``x.json`` name the same node."""
     document_uri, _, pointer = uri.partition("#")
@@ -221,9 +234,16 @@ class _Inliner:
     def __init__(self, documents: dict[str, Any]) -> None:
         from urllib.parse import urljoin
 
-        self._join = urljoin
+        self._urljoin = urljoin
+        self._joined: dict[tuple[str, str], str] = {}  # (base, ref) -> urljoin's answer
         self._documents = documents  # $id -> document
         self._done: dict[str, Any] = {}
+
+    def _join(self, base: str, ref: str) -> str:
+        found = self._joined.get((base, ref))
+        if found is None:
+            found = self._joined[(base, ref)] = self._urljoin(base, ref)
+        return found
 
     def node(self, uri: str, stack: tuple[str, ...] = ()) -> Any:
         found = self._done.get(uri)
@@ -327,8 +347,11 @@ class SchemaSet:
             raise SchemaError(f"no *.schema.json files in {self.directory}")
         self._formats = Formats()
         self._documents: dict[str, dict[str, Any]] = {}
+        texts: list[bytes] = []
         for path in files:
-            document = translate_patterns(codec.loads(path.read_bytes()))
+            text = path.read_bytes()
+            texts.append(text)
+            document = translate_patterns(codec.loads(text))
             if isinstance(document, dict) and discriminated:
                 if document.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
                     raise SchemaError(f"{path.name} is not a Draft 2020-12 schema")
@@ -341,7 +364,7 @@ class SchemaSet:
             self._documents[path.name] = document
         self._inliner = (
             _Inliner({d["$id"]: d for d in self._documents.values()})
-            if discriminated and not _has_key(list(self._documents.values()), _PLACE_KEYWORDS)
+            if discriminated and not _has_place_keyword(texts, list(self._documents.values()))
             else None
         )
         # the compiled checks, only over inlined schemas: there a node's verdict does

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass
+
+from .record import record
 
 
-@dataclass(frozen=True)
+@record
 class TlsFiles:
     """Certificate material for one side of a TLS connection."""
 

@@ -22,29 +22,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 import http.client
-import re
+import os
 import socket
 import ssl
 import threading
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import codec
-from .http import Handler, Listener, TransportError
+from .http import TransportError
+from .record import record
 
 MAX_UPLOAD = 1024 * 1024  # bytes; a longer declared body is refused unread (413)
 CONTENT_TYPE = "application/octet-stream"
 HASH_HEADER = "AHP-Content-SHA256"
 UPLOAD_PATH = "/upload"
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_DIGITS = re.compile(r"[0-9]{1,20}")
 
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _uuid4() -> str:
+    """``str(uuid.uuid4())``: 16 random bytes, version 4, RFC 4122 variant (the
+    ``uuid`` module would add ``platform`` to every server's start)."""
+    data = bytearray(os.urandom(16))
+    data[6] = (data[6] & 0x0F) | 0x40
+    data[8] = (data[8] & 0x3F) | 0x80
+    text = data.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 class ContentStore:
@@ -56,7 +63,7 @@ class ContentStore:
 
     def put(self, data: bytes) -> str:
         """Store a copy of ``data`` under a new reference; nothing ever replaces it."""
-        ref = f"urn:uuid:{uuid.uuid4()}"
+        ref = f"urn:uuid:{_uuid4()}"
         with self._lock:
             self._blobs[ref] = bytes(data)
         return ref
@@ -70,7 +77,7 @@ class ContentStore:
             return ref in self._blobs
 
 
-@dataclass(frozen=True)
+@record
 class Attempt:
     """One upload attempt as the receiver saw it: the status it answered and the
     size and hash the sender declared (0 and "" where it declared none)."""
@@ -82,8 +89,8 @@ class Attempt:
 
 
 class UploadReceiver:
-    """What ``UploadHandler`` serves: the accepted token, the store, and a hook
-    told of every attempt (before its answer is written)."""
+    """What ``UploadHandler`` (``sdk/listener.py``) serves: the accepted token,
+    the store, and a hook told of every attempt (before its answer is written)."""
 
     def __init__(
         self,
@@ -113,96 +120,10 @@ class UploadReceiver:
             self.attempted(attempt)
 
 
-class UploadHandler(Handler):
-    """``POST`` of raw octets on the receiver's upload path (nothing else)."""
-
-    linger_bytes = 64 * MAX_UPLOAD  # a refused upload is drained whole, so the 413 arrives
-
-    @property
-    def app(self) -> UploadReceiver:
-        return cast(UploadReceiver, self.listener.app)
-
-    def do_GET(self) -> None:
-        self.reply(405 if self._path() == self.app.path else 404)
-
-    def do_PUT(self) -> None:
-        self.do_GET()
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0]
-
-    def do_POST(self) -> None:
-        if self._path() != self.app.path:
-            self.refuse(404)
-            return
-        lengths = self.headers.get_all("Content-Length") or []
-        hashes = self.headers.get_all(HASH_HEADER) or []
-        size = (
-            int(lengths[0].strip())
-            if len(lengths) == 1 and _DIGITS.fullmatch(lengths[0].strip())
-            else None
-        )
-        declared = hashes[0].strip() if len(hashes) == 1 else ""
-        status = self._header_status(size, declared, len(lengths), len(hashes))
-        if status is not None:
-            self._refuse(status, size, declared, "refused before the body was read")
-            return
-        assert size is not None
-        if self.headers.get("Expect", "").lower() == "100-continue":
-            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        data = self.rfile.read(size) if size else b""
-        if len(data) != size:
-            # the sender sent fewer bytes than it declared, then half-closed
-            self.close_connection = True
-            self._answer(Attempt(400, size, declared), {"error": "body shorter than its length"})
-            return
-        if sha256_hex(data) != declared:
-            self._answer(Attempt(400, size, declared), {"error": f"{HASH_HEADER} differs"})
-            return
-        ref = self.app.store.put(data)
-        self._answer(
-            Attempt(201, size, declared, ref), {"ref": ref, "size": size, "sha256": declared}
-        )
-
-    def _header_status(
-        self, size: int | None, declared: str, lengths: int, hashes: int
-    ) -> int | None:
-        auth = self.app.authorization_status(self.headers.get_all("Authorization") or [])
-        if auth is not None:
-            return auth
-        if self.headers.get_all("Transfer-Encoding") or self.headers.get_all("Content-Encoding"):
-            return 400
-        types = self.headers.get_all("Content-Type") or []
-        if len(types) != 1 or types[0].split(";", 1)[0].strip().lower() != CONTENT_TYPE:
-            return 400
-        if lengths != 1 or size is None:
-            return 400
-        if size > self.app.max_bytes:
-            return 413
-        if hashes != 1 or not _SHA256.fullmatch(declared):
-            return 400
-        return None
-
-    def _refuse(self, status: int, size: int | None, declared: str, why: str) -> None:
-        """Answer without reading the body, then half-close and drain."""
-        self.close_connection = True
-        self.body_refused = True
-        self._answer(Attempt(status, size or 0, declared), {"error": why})
-
-    def _answer(self, attempt: Attempt, body: dict[str, Any]) -> None:
-        self.app.record(attempt)
-        self.reply_json(body, attempt.status)
-
-
-def upload_listener(receiver: UploadReceiver, read_timeout: float) -> Listener:
-    """A plain-HTTP loopback listener for ``receiver`` (not yet serving)."""
-    return Listener(UploadHandler, app=receiver, read_timeout=read_timeout)
-
-
 # The sender ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class UploadAnswer:
     status: int
     body: bytes

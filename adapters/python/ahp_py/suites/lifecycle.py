@@ -33,7 +33,6 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +62,7 @@ from ..sdk.boundaries import DEFINITIONS, Boundary, get_path
 from ..sdk.channel import Call, Channel, StdioChannel
 from ..sdk.content import body_refs, rebind_refs
 from ..sdk.http import MalformedResponse, TransportError
+from ..sdk.record import record
 from ..sdk.schemas import (
     INTERCEPT_REQUEST,
     INTERCEPT_RESPONSE,
@@ -336,7 +336,7 @@ def _string(step: dict[str, Any], name: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@record
 class UploadRoute:
     """Where one upload goes and with what: the endpoint (None: the server's), the
     environment variable of its bearer token (None: no credential), the timeout,
@@ -776,7 +776,7 @@ class StepRun:
         self.actual["ignored"].append(f"unsolicited:{ident}")
 
 
-@dataclass
+@record(frozen=False)
 class Settlement:
     """How a chain settled: who was called, failed and notified, the settled
     effective value, the state carried out of the last accepted reply (None: no
