@@ -42,14 +42,23 @@ export class EntryLog {
 
   /**
    * Resolves true once at least `count` entries satisfy `predicate`; false
-   * after `limitMs`, or at once when the log has stopped.
+   * after `limitMs`, or at once when the log has stopped. The entries are
+   * never changed or removed, so a wait counts each one once, as it comes,
+   * rather than the whole log at every append.
    */
   waitFor(
     predicate: (entry: JsonObject) => boolean,
     count: number,
     limitMs = WAIT_LIMIT_MS,
   ): Promise<boolean> {
-    if (this.count(predicate) >= count) return Promise.resolve(true);
+    let seen = 0;
+    let matched = 0;
+    const counted = () => {
+      for (; seen < this.entries.length; seen += 1)
+        if (predicate(this.entries[seen] as JsonObject)) matched += 1;
+      return matched;
+    };
+    if (counted() >= count) return Promise.resolve(true);
     if (this.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (outcome: boolean) => {
@@ -59,7 +68,7 @@ export class EntryLog {
       };
       const check = () => {
         if (this.stopped) done(false);
-        else if (this.count(predicate) >= count) done(true);
+        else if (counted() >= count) done(true);
       };
       const timer = setTimeout(() => done(false), limitMs);
       this.waiters.add(check);

@@ -9,9 +9,9 @@
 // unless a response to it is already under way, then the connection closes.
 
 import http from "node:http";
-import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
-import type { TLSSocket } from "node:tls";
+import { createRequire } from "node:module";
+import type { SecureContext, TLSSocket } from "node:tls";
 import { defaultCa } from "./defaultTrust.js";
 import type { ClientTls, ServerTls } from "./tls.js";
 import type { ClientTransport, Exchange } from "./transport.js";
@@ -39,6 +39,18 @@ export interface PendingNotification {
   abort(): void;
 }
 
+const require = createRequire(import.meta.url);
+let httpsModule: typeof import("node:https") | null = null;
+
+/**
+ * node:https (with node:tls), loaded when a TLS client or server first needs
+ * it: a process that speaks plain HTTP only never loads them.
+ */
+export function httpsLib(): typeof import("node:https") {
+  httpsModule ??= require("node:https") as typeof import("node:https");
+  return httpsModule;
+}
+
 /**
  * The `ca` option of a TLS client: its own CA, else none (Node's default
  * store) or the default store with deferred extra certificates.
@@ -51,6 +63,55 @@ export function trustOf(ca: Buffer | null | undefined): {
   return fallback === undefined ? {} : { ca: fallback };
 }
 
+/** A TLS client's own material: its CA, certificate and key (null: none). */
+type ClientMaterial = Pick<ClientTls, "ca" | "cert" | "key">;
+
+/** The secure contexts made so far, with what each was made from (the same buffers). */
+const contexts: {
+  readonly material: ClientMaterial;
+  readonly pinned: boolean;
+  readonly context: SecureContext;
+}[] = [];
+
+/**
+ * The secure context of a TLS client's sockets, made once per material: Node
+ * makes one per socket from the options otherwise, parsing the CA,
+ * certificate and key again for every connection (the default trust with
+ * deferred extra certificates is some 280 of them, about 90 ms of CPU). It
+ * is made when a request needs it, from the same options, so that one that
+ * cannot be made fails each request as before. A context holds only what it
+ * was made from: material with no certificate gets a context with none.
+ * `pinned`: TLS 1.2 at least, stated (the AHP connections), rather than
+ * Node's default minimum (uploads, the token request).
+ */
+export function clientContext(
+  material: ClientMaterial,
+  pinned: boolean,
+): SecureContext {
+  const kept = contexts.find(
+    ({ material: m, pinned: p }) =>
+      p === pinned &&
+      m.ca === material.ca &&
+      m.cert === material.cert &&
+      m.key === material.key,
+  );
+  if (kept !== undefined) return kept.context;
+  const { createSecureContext } =
+    require("node:tls") as typeof import("node:tls");
+  const context = createSecureContext({
+    ...trustOf(material.ca),
+    ...(material.cert === null ? {} : { cert: material.cert }),
+    ...(material.key === null ? {} : { key: material.key }),
+    ...(pinned ? { minVersion: "TLSv1.2" as const } : {}),
+  });
+  contexts.push({
+    material: { ca: material.ca, cert: material.cert, key: material.key },
+    pinned,
+    context,
+  });
+  return context;
+}
+
 /**
  * A keep-alive client for one origin: at most `maxSockets` sockets (one by
  * default: requests are serial), reused across requests.
@@ -58,6 +119,8 @@ export function trustOf(ca: Buffer | null | undefined): {
 export class HttpConnection {
   private readonly agent: http.Agent;
   private readonly secure: boolean;
+  /** The TLS material of its sockets (https only). */
+  private readonly tls: ClientTls | null;
 
   constructor(
     origin: URL,
@@ -71,15 +134,9 @@ export class HttpConnection {
       maxSockets,
       maxFreeSockets: Number.isFinite(maxSockets) ? maxSockets : 256,
     };
+    this.tls = this.secure ? tls : null;
     this.agent = this.secure
-      ? new https.Agent({
-          ...options,
-          ...trustOf(tls.ca),
-          ...(tls.cert === null ? {} : { cert: tls.cert }),
-          ...(tls.key === null ? {} : { key: tls.key }),
-          rejectUnauthorized: true,
-          minVersion: "TLSv1.2",
-        })
+      ? new (httpsLib().Agent)({ ...options, rejectUnauthorized: true })
       : new http.Agent(options);
   }
 
@@ -101,8 +158,11 @@ export class HttpConnection {
         reject(new Error("aborted"));
         return;
       }
-      const request = (this.secure ? https : http).request(url, {
+      const request = (this.secure ? httpsLib() : http).request(url, {
         agent: this.agent,
+        ...(this.tls === null
+          ? {}
+          : { secureContext: clientContext(this.tls, true) }),
         method: "POST",
         headers: {
           ...headers,
@@ -251,7 +311,7 @@ export function postForm(
   return new Promise((resolve, reject) => {
     const url = new URL(target);
     const secure = url.protocol === "https:";
-    const request = (secure ? https : http).request(url, {
+    const request = (secure ? httpsLib() : http).request(url, {
       method: "POST",
       headers: {
         "Content-Type": "application/x-www-form-urlencoded",
@@ -259,7 +319,10 @@ export function postForm(
       },
       ...(secure
         ? {
-            ...trustOf(tls.ca),
+            secureContext: clientContext(
+              { ca: tls.ca, cert: null, key: null },
+              false,
+            ),
             rejectUnauthorized: true,
           }
         : {}),
@@ -368,14 +431,17 @@ export function listen(
         }
       : handler;
   const server = tls
-    ? https.createServer(
+    ? httpsLib().createServer(
         {
           ...options,
           cert: tls.cert,
           key: tls.key,
           minVersion: "TLSv1.2",
+          // No client certificate is asked for, so no CA is needed: an empty
+          // list instead of none, for which Node would load its whole root
+          // store into the context (tens of ms of CPU at each start).
           ...(tls.clientCa === null
-            ? {}
+            ? { ca: [] }
             : {
                 ca: tls.clientCa,
                 requestCert: true,

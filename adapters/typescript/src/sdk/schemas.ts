@@ -187,8 +187,13 @@ const CODE_TAG = `v8-${process.versions.v8}-${process.arch}`.replace(
   /[^\w.-]/g,
   "_",
 );
-/** A code cache starts with the size and mtime of the module it was made from. */
-const CODE_HEADER = 16;
+/**
+ * A code cache starts with the size and mtime of the module it was made
+ * from, then COMPLETE when every function of it was compiled (by the build),
+ * else 0 (a process's: the validators it had called).
+ */
+const CODE_HEADER = 24;
+const COMPLETE = 1;
 
 /** Whether this process validated anything (its code cache then holds compiled validators). */
 let validated = false;
@@ -202,30 +207,55 @@ const modules = new Map<string, unknown>();
  * if there is one; when there is none, or V8 rejects it, one is written as
  * the process exits. Throws when the module cannot be read or run.
  */
-function runCompiled(cacheFile: string): unknown {
-  if (modules.has(cacheFile)) return modules.get(cacheFile);
-  const source = readFileSync(cacheFile, "utf8");
-  const { size, mtimeMs } = statSync(cacheFile);
-  const codeFile = `${cacheFile.slice(0, -".cjs".length)}.${CODE_TAG}.code`;
-  let cachedData: Buffer | undefined;
+function codeFileOf(cacheFile: string): string {
+  return `${cacheFile.slice(0, -".cjs".length)}.${CODE_TAG}.code`;
+}
+
+/** The V8 code cache of the module `cacheFile` as it is now, and whether it is complete; null when none. */
+function readCodeCache(
+  cacheFile: string,
+  size: number,
+  mtimeMs: number,
+): { readonly data: Buffer; readonly complete: boolean } | null {
   try {
-    const code = readFileSync(codeFile);
+    const code = readFileSync(codeFileOf(cacheFile));
     if (
       code.length > CODE_HEADER &&
       code.readDoubleLE(0) === size &&
       code.readDoubleLE(8) === mtimeMs
     )
-      cachedData = code.subarray(CODE_HEADER);
+      return {
+        data: code.subarray(CODE_HEADER),
+        complete: code.readDoubleLE(16) === COMPLETE,
+      };
   } catch {
-    cachedData = undefined;
+    // none
   }
-  const script = new Script(
+  return null;
+}
+
+/** The script of a cached module, as `require` wraps it. */
+function moduleScript(
+  cacheFile: string,
+  source: string,
+  cachedData: Buffer | undefined,
+): Script {
+  return new Script(
     `(function (exports, require, module, __filename, __dirname) { ${source}\n});`,
     {
       filename: cacheFile,
       ...(cachedData === undefined ? {} : { cachedData }),
     },
   );
+}
+
+function runCompiled(cacheFile: string): unknown {
+  if (modules.has(cacheFile)) return modules.get(cacheFile);
+  const source = readFileSync(cacheFile, "utf8");
+  const { size, mtimeMs } = statSync(cacheFile);
+  const codeFile = codeFileOf(cacheFile);
+  const cachedData = readCodeCache(cacheFile, size, mtimeMs)?.data;
+  const script = moduleScript(cacheFile, source, cachedData);
   const module = { exports: {} as unknown };
   (script.runInThisContext() as (...args: unknown[]) => void).call(
     module.exports,
@@ -237,7 +267,7 @@ function runCompiled(cacheFile: string): unknown {
   );
   if (cachedData === undefined || script.cachedDataRejected === true)
     process.once("exit", () => {
-      if (validated) writeCodeCache(codeFile, script, size, mtimeMs);
+      if (validated) writeCodeCache(codeFile, script, size, mtimeMs, false);
     });
   modules.set(cacheFile, module.exports);
   return module.exports;
@@ -248,12 +278,14 @@ function writeCodeCache(
   script: Script,
   size: number,
   mtimeMs: number,
+  complete: boolean,
 ): void {
   const temporary = `${codeFile}.${process.pid}.tmp`;
   try {
     const header = Buffer.alloc(CODE_HEADER);
     header.writeDoubleLE(size, 0);
     header.writeDoubleLE(mtimeMs, 8);
+    header.writeDoubleLE(complete ? COMPLETE : 0, 16);
     writeFileSync(
       temporary,
       Buffer.concat([header, script.createCachedData()]),
@@ -296,6 +328,42 @@ function loadValidators(directory: string): Validators {
   return complete ? (cached as Validators) : compile(files, cacheFile);
 }
 
+/**
+ * For the build: the module's code cache with every function compiled,
+ * unless it has one. A process's own cache holds only the validators it
+ * called by its exit, so each process would compile (and V8 check the
+ * source of) the ones it lacks: some 15 ms in a fresh process. V8 compiles
+ * every function up front under --no-lazy; the flag is set back before the
+ * cache is made, so that the cache carries the flags of a normal process
+ * (V8 rejects one made under others, and the first process to meet such a
+ * cache replaces it with its own).
+ */
+function writeCompleteCodeCache(cacheFile: string): void {
+  let source: string;
+  let size: number;
+  let mtimeMs: number;
+  try {
+    source = readFileSync(cacheFile, "utf8");
+    ({ size, mtimeMs } = statSync(cacheFile));
+  } catch {
+    return;
+  }
+  if (readCodeCache(cacheFile, size, mtimeMs)?.complete === true) return;
+  // node:v8 only here: no process but the build needs it.
+  const v8 = require("node:v8") as typeof import("node:v8");
+  let script: Script;
+  v8.setFlagsFromString("--no-lazy");
+  try {
+    // Another name than the module run by this process, whose compiled
+    // (lazy) functions V8 would otherwise hand back; a cache is used under
+    // any name.
+    script = moduleScript(`${cacheFile}#complete`, source, undefined);
+  } finally {
+    v8.setFlagsFromString("--lazy");
+  }
+  writeCodeCache(codeFileOf(cacheFile), script, size, mtimeMs, true);
+}
+
 /** What the files of dist/schema-cache are named: KEY.cjs, KEY.TAG.code, and their temporaries. */
 const CACHE_NAME = /^[0-9a-f]{32}\.(?:cjs|[\w.-]+\.code)(?:\.\d+\.tmp)?$/;
 
@@ -306,6 +374,7 @@ const CACHE_NAME = /^[0-9a-f]{32}\.(?:cjs|[\w.-]+\.code)(?:\.\d+\.tmp)?$/;
  */
 export function refreshSchemaCache(directory: string): void {
   loadValidators(directory);
+  writeCompleteCodeCache(cacheFileOf(readSchemaDirectory(directory)));
   const keep = `${contentKey(readSchemaDirectory(directory))}.`;
   for (const name of readdirSync(CACHE_DIR)) {
     if (

@@ -3,11 +3,21 @@
 // line in; at the end stdin is closed, the server gets 2 s, then the whole
 // group is killed. Server side: a line splitter over stdin, bounded.
 
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
+import { createRequire } from "node:module";
 import type { Readable, Writable } from "node:stream";
 import { decodeJson } from "./codec.js";
 import { isObject, type Json } from "./json.js";
 import type { ClientTransport, Exchange } from "./transport.js";
+
+/** node:child_process, loaded by the first client that starts a server (a server never does). */
+function spawnLib(): (typeof import("node:child_process"))["spawn"] {
+  return (
+    createRequire(import.meta.url)(
+      "node:child_process",
+    ) as typeof import("node:child_process")
+  ).spawn;
+}
 
 /** Stands for a line longer than the reader's limit (its bytes are not kept). */
 export const LINE_TOO_LONG: unique symbol = Symbol("line too long");
@@ -138,7 +148,7 @@ export class StdioServerProcess {
   constructor(command: readonly string[], cwd: string | null) {
     const [program, ...args] = command;
     if (program === undefined) throw new Error("empty server command");
-    this.child = spawn(program, args, {
+    this.child = spawnLib()(program, args, {
       cwd: cwd ?? undefined,
       detached: true, // its own session and process group
       stdio: ["pipe", "pipe", "inherit"],

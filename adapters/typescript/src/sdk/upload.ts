@@ -16,11 +16,15 @@
 
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import http from "node:http";
-import https from "node:https";
 import type { Socket } from "node:net";
 import { headerValues } from "./auth.js";
 import { decodeJson } from "./codec.js";
-import { discardBody, trustOf, type ListenerLimits } from "./httpTransport.js";
+import {
+  clientContext,
+  discardBody,
+  httpsLib,
+  type ListenerLimits,
+} from "./httpTransport.js";
 import { isObject, type Json } from "./json.js";
 import type { ClientTls } from "./tls.js";
 
@@ -119,13 +123,16 @@ export function uploadContent(
       clearTimeout(timer);
       resolve(outcome);
     };
-    const request = (secure ? https : http).request(url, {
+    const request = (secure ? httpsLib() : http).request(url, {
       method: "POST",
       agent: false,
       headers,
       ...(secure
         ? {
-            ...trustOf(target.tls?.ca),
+            secureContext: clientContext(
+              { ca: target.tls?.ca ?? null, cert: null, key: null },
+              false,
+            ),
             rejectUnauthorized: true,
           }
         : {}),
