@@ -34,11 +34,19 @@ const bool = (value: boolean) => tlv(0x01, Buffer.from([value ? 0xff : 0]));
 const explicit = (tagNumber: number, item: Buffer) =>
   tlv(0xa0 | tagNumber, item);
 
+/**
+ * A DER INTEGER of the unsigned big-endian `value`: minimal, as DER requires
+ * (a random serial starting with a zero byte made OpenSSL refuse about one
+ * certificate in 512), and with a zero byte first when the high bit is set.
+ */
 function integer(value: Buffer): Buffer {
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0) start += 1;
+  const minimal = value.subarray(start);
   const trimmed =
-    value[0] !== undefined && value[0] & 0x80
-      ? Buffer.concat([Buffer.from([0]), value])
-      : value;
+    minimal[0] !== undefined && minimal[0] & 0x80
+      ? Buffer.concat([Buffer.from([0]), minimal])
+      : minimal;
   return tlv(0x02, trimmed);
 }
 
