@@ -15,11 +15,76 @@ _VOLATILE = (
 )
 
 
+def _occurrences(text: str, secrets: set[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        start = text.find(secret)
+        while start != -1:
+            spans.append((start, start + len(secret)))
+            start = text.find(secret, start + 1)
+    return spans
+
+
+def _covered(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with one placeholder over each stretch the spans cover (overlapping or
+    touching spans make one stretch: no piece of an overlapping secret is left)."""
+    pieces: list[str] = []
+    position = 0
+    end = -1
+    for begin, stop in sorted(spans):
+        if begin > end:  # a new stretch
+            if end >= 0:
+                pieces.append(PLACEHOLDER)
+            pieces.append(text[position:begin])
+            end = stop
+        else:
+            end = max(end, stop)
+        position = end
+    if end >= 0:
+        pieces.append(PLACEHOLDER)
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 _BREAK = re.compile(r"[\r\n][ \t\r\n]*")
 
 
-def _across_lines(text: str, secrets: list[str]) -> str:
+class _Finder:
+    """Which of a fixed set of secrets occur in a text, found in one pass.
+
+    Every secret is made of the characters of the set's alphabet, so each of its
+    occurrences lies inside one maximal run of such characters: the runs are cut
+    out at C speed, and only the distinct ones are looked into, by the secrets'
+    first `width` characters. The cost grows with the text, not with text times
+    secrets (a 15 MB JUnit file against thousands of secret forms: 12 s with a
+    search per secret)."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        self.width = min(len(s) for s in secrets)
+        alphabet = sorted(set().union(*secrets))
+        self._runs = re.compile(
+            "[" + "".join(re.escape(c) for c in alphabet) + "]{" + str(self.width) + ",}"
+        )
+        self._heads: dict[str, list[str]] = {}
+        for secret in secrets:
+            self._heads.setdefault(secret[: self.width], []).append(secret)
+
+    def present(self, text: str) -> set[str]:
+        found: set[str] = set()
+        heads, width = self._heads, self.width
+        for run in set(self._runs.findall(text)):
+            for start in range(len(run) - width + 1):
+                for secret in heads.get(run[start : start + width], ()):
+                    if run.startswith(secret, start):
+                        found.add(secret)
+        return found
+
+
+def _across_lines(text: str, finder: _Finder) -> str:
     """Redact secrets that a line break (and the next line's indentation) splits."""
+    secrets = finder.present(_BREAK.sub("", text))
+    if not secrets:
+        return text
     pieces: list[str] = []
     joined_starts: list[int] = []  # where each piece starts in the joined view
     text_starts: list[int] = []  # and in `text`
@@ -40,15 +105,8 @@ def _across_lines(text: str, secrets: list[str]) -> str:
         piece = bisect.bisect_right(joined_starts, index) - 1
         return text_starts[piece] + index - joined_starts[piece]
 
-    spans: list[tuple[int, int]] = []
-    for secret in secrets:
-        start = joined.find(secret)
-        while start != -1:
-            spans.append((in_text(start), in_text(start + len(secret) - 1) + 1))
-            start = joined.find(secret, start + len(secret))
-    for begin, end in sorted(set(spans), reverse=True):
-        text = text[:begin] + PLACEHOLDER + text[end:]
-    return text
+    spans = [(in_text(b), in_text(e - 1) + 1) for b, e in _occurrences(joined, secrets)]
+    return _covered(text, spans)
 
 
 class Redactor:
@@ -56,6 +114,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._secrets: set[str] = set()
+        self._finder: _Finder | None = None  # made again after each new secret
         self._paths: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -74,16 +133,26 @@ class Redactor:
             text = encoded.decode("ascii")
             forms.update({text, text.rstrip("=")})
         with self._lock:
-            self._secrets.update(form for form in forms if len(form) >= 8)
+            new = {form for form in forms if len(form) >= 8} - self._secrets
+            if new:
+                self._secrets |= new
+                self._finder = None
+
+    def _current(self) -> _Finder | None:
+        with self._lock:
+            if self._finder is None and self._secrets:
+                self._finder = _Finder(list(self._secrets))
+            return self._finder
 
     def __call__(self, text: str) -> str:
-        with self._lock:
-            secrets = sorted(self._secrets, key=len, reverse=True)
-        for secret in secrets:
-            if secret in text:
-                text = text.replace(secret, PLACEHOLDER)
-        if "\n" in text:
-            text = _across_lines(text, secrets)
+        finder = self._current()
+        if finder is None:
+            return text
+        present = finder.present(text)
+        if present:
+            text = _covered(text, _occurrences(text, present))
+        if "\n" in text or "\r" in text:
+            text = _across_lines(text, finder)
         return text
 
     def stable(self, text: str) -> str:

@@ -392,9 +392,12 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             try:
                 repeats: list[list[Outcome]] = []
                 interrupted = False
+                timeline: list[dict[str, Any]] = []
                 for _ in range(options.repeat):
                     ran: list[Outcome] = []
-                    interrupted = _run_jobs(planned, ctx, adapters, progress, ran, paths, options)
+                    interrupted = _run_jobs(
+                        planned, ctx, adapters, progress, ran, paths, options, timeline, started
+                    )
                     repeats.append(ran)
                     if interrupted:
                         break
@@ -420,7 +423,9 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             complete = options.whole_grid and options.shard is None and not interrupted
             document, known_problems = apply_known(document, options.known, complete=complete)
         document["coverage"] = coverage(document, ROOT)
-        timings = build_timings(outcomes, time.monotonic() - started, ctx.registry.started)
+        timings = build_timings(
+            outcomes, time.monotonic() - started, ctx.registry.started, timeline
+        )
         written = write_reports(paths, document, timings, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet)
         if not options.quiet:
@@ -498,8 +503,12 @@ def _run_jobs(
     outcomes: list[Outcome],
     paths: ReportPaths,
     options: MatrixOptions,
+    timeline: list[dict[str, Any]],
+    origin: float,
 ) -> bool:
-    """Run every job; True when interrupted. Outcomes are appended as jobs finish."""
+    """Run every job; True when interrupted. Outcomes are appended as jobs finish, and
+    each job's start and end (seconds since `origin`) to `timeline`, in the order they
+    started."""
     slots = Slots(options.jobs)
     shares = [_share(item.suite, options.jobs) for item in planned]
     workers = max(1, math.ceil(options.jobs / min(shares, default=1.0)))
@@ -508,9 +517,18 @@ def _run_jobs(
 
     def held(ticket: int, item: Planned, share: float) -> list[Outcome]:
         slots.take(ticket, share)
+        entry = {
+            "suite": item.run.name,
+            "combinations": [c.key for c in item.job.combinations],
+            "cost": item.job.cost,
+            "share": share,
+            "start": round(time.monotonic() - origin, 3),
+        }
+        timeline.append(entry)
         try:
             return item.suite.run(item.job, ctx, item.run.sets, adapters, progress.report)
         finally:
+            entry["end"] = round(time.monotonic() - origin, 3)
             slots.give(share)
 
     try:

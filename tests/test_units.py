@@ -267,6 +267,20 @@ def test_redactor_finds_secrets_whole_and_split_across_lines() -> None:
     assert redactor(untouched) == untouched
 
 
+def test_redactor_finds_secrets_inside_longer_runs_and_after_later_additions() -> None:
+    redactor = Redactor()
+    redactor.add("eyJhbGciOi.payload-part")  # '.' joins the alphabet
+    assert redactor("tokeneyJhbGciOi.payload-partXYZ") == "token[REDACTED]XYZ"
+    assert redactor("eyJhbGciOi.payload-par") == "eyJhbGciOi.payload-par"  # a prefix is not one
+    redactor.add("a+b/c=d e!f")  # later: the next call sees it, spaces and all
+    assert redactor("<a+b/c=d e!f>") == "<[REDACTED]>"
+    redactor.add("overlap-one-two")
+    redactor.add("one-two-three")  # overlapping secrets: no character of either is left
+    left = redactor("overlap-one-two-three")
+    assert "overlap" not in left and "three" not in left
+    assert redactor("x " * 50_000 + "overlap-one-two") == "x " * 50_000 + "[REDACTED]"
+
+
 def test_schema_verdicts_are_remembered_by_exact_text(tmp_path: Path) -> None:
     from interop.schema import SchemaSet
 

@@ -152,9 +152,16 @@ def read_outcomes(document: dict[str, Any]) -> list[Outcome]:
     return outcomes
 
 
-def build_timings(outcomes: list[Outcome], total: float, started: int = 0) -> dict[str, Any]:
-    """Seconds per suite and per combination, the run's total, and the number of
-    processes the harness started (`processStarts`; the adapters' own children not)."""
+def build_timings(
+    outcomes: list[Outcome],
+    total: float,
+    started: int = 0,
+    timeline: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Seconds per suite and per combination, the run's total, the number of
+    processes the harness started (`processStarts`; the adapters' own children not),
+    and the schedule (`jobs`: each job's suite, combinations, planned cost, CPU share,
+    start and end in seconds since the run began, in the order they started)."""
     suites: dict[str, float] = {}
     combinations: dict[str, float] = {}
     for outcome in outcomes:
@@ -165,4 +172,5 @@ def build_timings(outcomes: list[Outcome], total: float, started: int = 0) -> di
         "processStarts": started,
         "suites": {k: round(v, 3) for k, v in sorted(suites.items())},
         "combinations": dict(sorted(combinations.items())),
+        "jobs": list(timeline or []),
     }
