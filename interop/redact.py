@@ -50,24 +50,40 @@ _BREAK = re.compile(r"[\r\n][ \t\r\n]*")
 
 
 class _Finder:
-    """Which of a fixed set of secrets occur in a text, found in one pass.
+    """Which of the registered secrets occur in a text, found in one pass.
 
     Every secret is made of the characters of the set's alphabet, so each of its
     occurrences lies inside one maximal run of such characters: the runs are cut
     out at C speed, and only the distinct ones are looked into, by the secrets'
     first `width` characters. The cost grows with the text, not with text times
     secrets (a 15 MB JUnit file against thousands of secret forms: 12 s with a
-    search per secret)."""
+    search per secret).
 
-    def __init__(self, secrets: list[str]) -> None:
+    Secrets are added in place (the run registers new ones as combinations start,
+    between redactions): a secret no shorter than `width` joins its head's list,
+    and the pattern is compiled again only when the alphabet grows. A shorter one
+    needs a finder of its own (`add` returns False)."""
+
+    def __init__(self, secrets: set[str]) -> None:
         self.width = min(len(s) for s in secrets)
-        alphabet = sorted(set().union(*secrets))
-        self._runs = re.compile(
-            "[" + "".join(re.escape(c) for c in alphabet) + "]{" + str(self.width) + ",}"
-        )
+        self._alphabet: set[str] = set()
+        self._runs = re.compile("")
         self._heads: dict[str, list[str]] = {}
+        self.add(secrets)
+
+    def add(self, secrets: set[str]) -> bool:
+        """Add secrets (the caller holds the redactor's lock); False when one is
+        shorter than `width`, and nothing was added."""
+        if any(len(s) < self.width for s in secrets):
+            return False
         for secret in secrets:
             self._heads.setdefault(secret[: self.width], []).append(secret)
+        alphabet = self._alphabet.union(*secrets)
+        if alphabet != self._alphabet:
+            self._alphabet = alphabet
+            characters = "".join(re.escape(c) for c in sorted(alphabet))
+            self._runs = re.compile(f"[{characters}]{{{self.width},}}")
+        return True
 
     def present(self, text: str) -> set[str]:
         found: set[str] = set()
@@ -114,7 +130,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._secrets: set[str] = set()
-        self._finder: _Finder | None = None  # made again after each new secret
+        self._finder: _Finder | None = None  # made at the first redaction
         self._paths: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -136,12 +152,13 @@ class Redactor:
             new = {form for form in forms if len(form) >= 8} - self._secrets
             if new:
                 self._secrets |= new
-                self._finder = None
+                if self._finder is not None and not self._finder.add(new):
+                    self._finder = None  # a shorter secret: made again, by the next redaction
 
     def _current(self) -> _Finder | None:
         with self._lock:
             if self._finder is None and self._secrets:
-                self._finder = _Finder(list(self._secrets))
+                self._finder = _Finder(self._secrets)
             return self._finder
 
     def __call__(self, text: str) -> str:
