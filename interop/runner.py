@@ -11,6 +11,7 @@ ran is `not-run`.
 from __future__ import annotations
 
 import math
+import resource
 import subprocess
 import sys
 import threading
@@ -424,7 +425,11 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             document, known_problems = apply_known(document, options.known, complete=complete)
         document["coverage"] = coverage(document, ROOT)
         timings = build_timings(
-            outcomes, time.monotonic() - started, ctx.registry.started, timeline
+            outcomes,
+            time.monotonic() - started,
+            ctx.registry.started,
+            timeline,
+            _cpu(ctx.registry.cpu),
         )
         written = write_reports(paths, document, timings, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet)
@@ -448,6 +453,19 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         print("error: no applicable combination ran: nothing was tested", file=sys.stderr)
         return 1
     return 0
+
+
+def _cpu(adapters: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """CPU seconds so far: the harness's own (every thread), and each adapter's by role
+    as its processes exited."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "harness": round(usage.ru_utime + usage.ru_stime, 2),
+        "adapters": {
+            name: {role: round(seconds, 2) for role, seconds in sorted(roles.items())}
+            for name, roles in sorted(adapters.items())
+        },
+    }
 
 
 @dataclass(frozen=True)

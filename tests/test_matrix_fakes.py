@@ -282,7 +282,9 @@ def test_report_is_byte_identical_across_runs(
         argv = matrix_argv([directory], small_set, output)
         assert main(argv) == 1
         outputs.append(output.read_bytes())
-        assert (output.parent / "report.timings.json").exists()
+        timings = json.loads((output.parent / "report.timings.json").read_text())
+        assert set(timings["cpuSeconds"]["adapters"]["fake"]) == {"client", "server"}
+        assert timings["jobs"] and timings["cpuSeconds"]["harness"] > 0
         assert (output.parent / "report.xml").exists() and (output.parent / "report.html").exists()
     assert outputs[0] == outputs[1]
 

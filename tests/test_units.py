@@ -394,3 +394,29 @@ def test_receipts_compare_strictly_with_remembered_request_texts() -> None:
     ):
         errors = check_receipts([changed], requests, {"r1"}, "s")
         assert [e.error_class for e in errors] == ["ReceiptMismatch"], changed
+
+
+def test_registry_counts_the_cpu_of_exited_processes_with_their_children(
+    tmp_path: Path,
+) -> None:
+    """A process's CPU is read when it has exited, before it is reaped: its own and
+    that of the children it waited for, under its adapter and role."""
+    import sys
+
+    from interop.runtime import process
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\n"
+    parent = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {burn!r}])\n{burn}"
+    registry = process.Registry()
+    spawned = registry.spawn(
+        [sys.executable, "-c", parent], owner="cpu-test", adapter="x", label="client", cwd=tmp_path
+    )
+    assert process.wait_exit(spawned, 30) == 0
+    spawned.close()
+    assert registry.cpu["x"]["client"] >= 0.3  # the child's 0.2 s and its own 0.2 s
+    silent = registry.spawn(
+        [sys.executable, "-c", ""], owner="cpu-test", label="server", cwd=tmp_path
+    )
+    process.wait_exit(silent, 30)
+    silent.close()
+    assert list(registry.cpu) == ["x"]  # no adapter named: not counted

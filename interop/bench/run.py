@@ -98,6 +98,7 @@ class MatrixRun:
             "peakMemoryMiB": round(self.watched.peak_rss / 2**20, 1),
             "processStarts": self.timings.get("processStarts", 0),
             "processesSeen": self.watched.processes_seen,
+            "cpuSeconds": self.timings.get("cpuSeconds", {}),
         }
 
 
@@ -367,6 +368,13 @@ def render(result: dict[str, Any]) -> str:
                 f"  {suite}: {s['wallSeconds']} s wall alone, {s['combinations']} combinations, "
                 f"{s['rows']} rows, peak {s['peakMemoryMiB']} MiB"
             )
+        cpu = a.get("cpuSeconds", {})
+        if cpu:
+            spent = "; ".join(
+                f"{name} " + ", ".join(f"{role} {v} s" for role, v in roles.items())
+                for name, roles in cpu.get("adapters", {}).items()
+            )
+            lines.append(f"  CPU: harness {cpu.get('harness')} s; {spent}")
         for role, table in result["byLanguage"].items():
             for name, v in table.items():
                 lines.append(

@@ -157,11 +157,14 @@ def build_timings(
     total: float,
     started: int = 0,
     timeline: list[dict[str, Any]] | None = None,
+    cpu: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Seconds per suite and per combination, the run's total, the number of
     processes the harness started (`processStarts`; the adapters' own children not),
-    and the schedule (`jobs`: each job's suite, combinations, planned cost, CPU share,
-    start and end in seconds since the run began, in the order they started)."""
+    the schedule (`jobs`: each job's suite, combinations, planned cost, CPU share,
+    start and end in seconds since the run began, in the order they started), and
+    CPU seconds (`cpuSeconds`: the harness's, and per adapter and role those of the
+    processes that exited by themselves, with the children they waited for)."""
     suites: dict[str, float] = {}
     combinations: dict[str, float] = {}
     for outcome in outcomes:
@@ -173,4 +176,5 @@ def build_timings(
         "suites": {k: round(v, 3) for k, v in sorted(suites.items())},
         "combinations": dict(sorted(combinations.items())),
         "jobs": list(timeline or []),
+        "cpuSeconds": cpu or {"harness": 0.0, "adapters": {}},
     }

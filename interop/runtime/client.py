@@ -129,6 +129,7 @@ def run_client(
             command,
             cwd=adapter.directory,
             owner=owner,
+            adapter=adapter.name,
             label="client",
             log_path=log,
             env={**os.environ, **env} if env else None,

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +26,7 @@ from typing import IO, Any
 import psutil
 
 OWNER_VARIABLE = "AHP_INTEROP_OWNER"
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -50,6 +51,8 @@ class Spawned:
     owner: str
     label: str
     _pidfd: int | None = field(default=None, repr=False)
+    # told the process's CPU seconds once, when it has exited and is not yet reaped
+    on_cpu: Callable[[float], None] | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int:
@@ -101,6 +104,21 @@ def spawn(
     return Spawned(popen=popen, owner=owner, label=label)
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU of `pid` and of the children it waited for (`/proc/PID/stat`;
+    an exited process keeps its entry until it is reaped). None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()  # from field 3 (state) on
+    try:
+        return sum(int(v) for v in fields[11:15]) / _TICKS  # utime stime cutime cstime
+    except (ValueError, IndexError):
+        return None
+
+
 def describe_exit(returncode: int | None) -> str:
     """`exited with status 3`, `was killed by signal 9 (SIGKILL)`, or `is still running`."""
     if returncode is None:
@@ -121,6 +139,11 @@ def wait_exit(process: Spawned, timeout: float) -> int:
         ready, _, _ = select.select([fd], [], [], max(timeout, 0.0))
         if not ready:
             raise WatchdogExpired(f"{process.label} still running after {timeout:.0f}s")
+        if process.on_cpu is not None and process.popen.returncode is None:
+            seconds = cpu_seconds(process.pid)  # exited, not reaped: its entry is whole
+            if seconds is not None:
+                process.on_cpu(seconds)
+            process.on_cpu = None
         return process.popen.wait()
     try:
         return process.popen.wait(timeout=timeout)
@@ -292,16 +315,36 @@ class Registry:
         self._lock = threading.Lock()
         self.closed = False
         self.started = 0  # processes this run started (the bench's count; adapters' own not)
+        # CPU seconds of the processes that exited by themselves, by adapter and role
+        self.cpu: dict[str, dict[str, float]] = {}
 
-    def spawn(self, command: Sequence[str], *, owner: str, **options: Any) -> Spawned:
-        """`spawn` under `owner`, unless the run is being torn down (RunCancelled)."""
+    def spawn(
+        self,
+        command: Sequence[str],
+        *,
+        owner: str,
+        adapter: str | None = None,
+        **options: Any,
+    ) -> Spawned:
+        """`spawn` under `owner`, unless the run is being torn down (RunCancelled).
+        With `adapter`, the process's CPU is counted under it and its label
+        (`cpu`) when `wait_exit` sees it exit."""
         with self._lock:
             if self.closed:
                 raise RunCancelled(f"not starting {options.get('label', 'a process')}: interrupted")
             self._owners.add(owner)
             spawned = spawn(command, owner=owner, **options)
             self.started += 1
-            return spawned
+        if adapter is not None:
+            role = spawned.label
+
+            def count(seconds: float) -> None:
+                with self._lock:
+                    roles = self.cpu.setdefault(adapter, {})
+                    roles[role] = roles.get(role, 0.0) + seconds
+
+            spawned.on_cpu = count
+        return spawned
 
     def owner_enter(self, name: str) -> None:
         with self._lock:

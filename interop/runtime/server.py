@@ -85,6 +85,7 @@ class Server:
                 command,
                 cwd=self.adapter.directory,
                 owner=self.owner,
+                adapter=self.adapter.name,
                 label="server",
                 log_path=self.log,
                 stdout=stdout,
