@@ -291,6 +291,14 @@ def _parser() -> argparse.ArgumentParser:
         help="CPU slots of the matrix runs (as matrix --jobs; default: the number of CPUs)",
     )
     bench.add_argument(
+        "--samples",
+        type=_positive_int,
+        default=2,
+        help="how many times the `jobs` part runs the core suite with --jobs and with "
+        "--jobs 1, alternately; the speed-up is the ratio of the fastest of each "
+        "(default: 2)",
+    )
+    bench.add_argument(
         "--output", type=Path, default=ROOT / "reports" / "bench.json", metavar="FILE"
     )
     build = commands.add_parser("build", help="build every adapter (each adapter's `build`)")
@@ -372,6 +380,7 @@ def _bench(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
         adapters=_select(adapters, args.adapters, "adapters"),
         suites=list(SUITES) if not args.suite or "all" in args.suite else args.suite,
         jobs=args.jobs,
+        samples=args.samples,
         parts=tuple(dict.fromkeys(args.parts)),
         output=args.output.resolve(),
         matrix_args=passed_on,

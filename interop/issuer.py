@@ -107,7 +107,10 @@ class Issuer:
             server.socket = context.wrap_socket(server.socket, server_side=True)
             scheme = "https"
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="issuer", daemon=True)
+        # shutdown() waits for the loop's next poll: 0.5 s by default, at the end of every run
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name="issuer", daemon=True
+        )
         self._thread.start()
         self.endpoint = f"{scheme}://127.0.0.1:{server.server_port}/token"
         self.trust.issuer_endpoints[self.profile] = self.endpoint

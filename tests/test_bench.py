@@ -104,11 +104,18 @@ def test_render_names_every_figure() -> None:
         "noopBuildSeconds": 0.4,
         "core": {"wallSeconds": 10.0, "combinations": 4},
         "coreJobs1": {"wallSeconds": 18.0},
+        "jobsWalls": {"jobs": [10.5, 10.0], "jobs1": [18.0, 19.0]},
         "jobsSpeedup": 1.8,
         "startup": {"go": {"serverMs": 5.0, "clientMs": 7.0}, "x": {"error": "boom"}},
     }
     text = render(result)
-    for fragment in ("no-op build: 0.4 s", "x1.8", "start-up go: server 5.0 ms", "failed: boom"):
+    for fragment in (
+        "no-op build: 0.4 s",
+        "x1.8 (18.0 s -> 10.0 s",
+        "jobs1: 18.0 s, 19.0 s",
+        "start-up go: server 5.0 ms",
+        "failed: boom",
+    ):
         assert fragment in text
 
 
@@ -131,7 +138,8 @@ def test_a_failed_run_keeps_its_log_and_its_report_logs(
     argv += ["--adapters-root", str(tmp_path / "none"), "--parts", "jobs"]
     assert main([*argv, "--output", str(output)]) == 1
     result = json.loads(output.read_text(encoding="utf-8"))
-    assert result["failedRuns"] == ["core", "core-jobs-1"]
+    assert result["failedRuns"] == ["core", "core-2", "core-jobs-1", "core-jobs-1-2"]
+    assert [len(walls) for walls in result["jobsWalls"].values()] == [2, 2]
     kept = output.parent / "bench-failed"
     assert (kept / "core.log").read_text(encoding="utf-8").strip()
     assert any((kept / "core-logs").rglob("*.log"))  # the harness's and the processes' logs
