@@ -27,10 +27,13 @@ def main() -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         from interop.cli import main as cli_main
+
+        # a signal while the command line is parsed, before the command keeps its own
+        # handling (nothing started yet), ends here too, not in a traceback
+        return cli_main()
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    return cli_main()
 
 
 if __name__ == "__main__":

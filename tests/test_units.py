@@ -420,3 +420,30 @@ def test_registry_counts_the_cpu_of_exited_processes_with_their_children(
     process.wait_exit(silent, 30)
     silent.close()
     assert list(registry.cpu) == ["x"]  # no adapter named: not counted
+
+
+def test_a_signal_while_the_command_line_is_parsed_ends_in_130_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen by the signal moments test: SIGTERM 0.4 s after start landed in argparse,
+    before `interrupts.handled`, and the harness died of its KeyboardInterrupt."""
+    import signal
+
+    import interop.__main__ as entry
+    import interop.cli
+
+    def parsing(argv: list[str] | None = None) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(interop.cli, "main", parsing)
+    import gc
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    thresholds = gc.get_threshold()
+    try:
+        assert entry.main() == 130
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        gc.set_threshold(*thresholds)
+    assert "interrupted" in capsys.readouterr().err
