@@ -26,7 +26,7 @@ from typing import IO, Any
 import psutil
 
 OWNER_VARIABLE = "AHP_INTEROP_OWNER"
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_TICKS = os.sysconf("SC_CLK_TCK")  # the harness runs on Linux (/proc, PR_SET_CHILD_SUBREAPER)
 _PR_SET_CHILD_SUBREAPER = 36
 
 
