@@ -13,7 +13,7 @@ from pathlib import Path
 from interop import ROOT, __version__, shard
 from interop.bench.run import PARTS as BENCH_PARTS
 from interop.bench.run import BenchOptions, run_bench
-from interop.contract.manifest import Adapter, ManifestError, discover
+from interop.contract.manifest import Adapter, AdapterDir, ManifestError, discover
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
@@ -50,10 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--adapter-dir",
             action="append",
-            type=Path,
+            type=_adapter_dir,
             default=[],
-            metavar="PATH",
-            help="an extra adapter directory (with adapter.json or interop/adapter.json)",
+            metavar="[NAME=]PATH",
+            help="an extra adapter directory (with adapter.json, or an SDK checkout with "
+            "interop/adapter.json), named NAME (default: its manifest's language)",
         )
         p.add_argument("--adapters", nargs="+", metavar="NAME", help="only these adapters")
         p.add_argument(
@@ -321,6 +322,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _adapter_dir(text: str) -> AdapterDir:
+    try:
+        return AdapterDir.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -374,7 +382,7 @@ def _fuzz(args: argparse.Namespace, adapters: dict[str, Adapter], argv: list[str
 
 
 def _bench(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
-    passed_on = [f"--adapter-dir={p.resolve()}" for p in args.adapter_dir]
+    passed_on = [d.argument() for d in args.adapter_dir]
     passed_on.append(f"--adapters-root={args.adapters_root.resolve()}")
     options = BenchOptions(
         adapters=_select(adapters, args.adapters, "adapters"),
@@ -390,13 +398,14 @@ def _bench(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
 
 def _smoke(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
     if len(args.adapter_dir) != 1:
-        raise UsageError("smoke checks one adapter: pass exactly one --adapter-dir PATH")
-    directory = args.adapter_dir[0].resolve()
+        raise UsageError("smoke checks one adapter: pass exactly one --adapter-dir [NAME=]PATH")
+    target = args.adapter_dir[0]
+    directory = target.path.resolve()
     others = {n: a for n, a in adapters.items() if a.directory != directory}
     name = args.reference or ("python" if "python" in others else next(iter(sorted(others)), None))
     if name is not None and name not in others:
         raise UsageError(f"unknown --reference {name!r} (known: {', '.join(sorted(others))})")
-    return smoke(directory, others[name] if name else None, build=not args.no_build)
+    return smoke(target, others[name] if name else None, build=not args.no_build)
 
 
 def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) -> list[str]:
@@ -533,7 +542,7 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
     try:
         if args.command in ("report", "diff"):
             return _report(args)
-        extra = [] if args.command == "smoke" else [p.resolve() for p in args.adapter_dir]
+        extra = [] if args.command == "smoke" else list(args.adapter_dir)
         adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":
             return _fuzz(args, adapters, raw[1:])

@@ -565,6 +565,8 @@ class Outcome:
     inapplicable: str | None = None  # the suite's reason, when it excludes the combination
     not_run: str | None = None  # why it never ran, when it could have
     skipped_rows: int = 0  # rows not judged (inapplicable or not run)
+    # the upstream contract shapes read from its adapters (what was read -> which shape)
+    shapes: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> Status:

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from interop import ROOT
-from interop.contract.manifest import ManifestError, discover, load_manifest
+from interop.contract.manifest import AdapterDir, ManifestError, discover, load_manifest
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.redact import Redactor
 from interop.results import CombinationError, UnknownErrorClass, error_table
+from interop.runtime.receipts import WRAPPED, unwrap_receipts
 from interop.suites.core.scenarios import ScenarioError, load_set, load_sets
 from interop.suites.core.verify import verify_set
 
@@ -125,10 +126,32 @@ def test_adapter_dir_with_interop_manifest(tmp_path: Path) -> None:
     (sdk / "interop" / "adapter.json").write_text(
         json.dumps({"language": "python", "client": ["c"], "server": ["s"]})
     )
-    found = discover(tmp_path / "none", [sdk])
-    assert list(found) == ["sdk-py"] and found["sdk-py"].profiles == ("compat",)
+    found = discover(tmp_path / "none", [AdapterDir(sdk)])
+    # named after its language; its commands run from the SDK's root (contract v1)
+    assert list(found) == ["python"] and found["python"].profiles == ("compat",)
+    assert found["python"].directory == sdk.resolve()
     with pytest.raises(ManifestError, match=r"no adapter\.json"):
-        discover(tmp_path / "none", [tmp_path])
+        discover(tmp_path / "none", [AdapterDir(tmp_path)])
+
+
+def test_adapter_dir_names_and_clashes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ours = tmp_path / "adapters" / "python"
+    ours.mkdir(parents=True)
+    manifest = {"language": "python", "client": ["c"], "server": ["s"]}
+    (ours / "adapter.json").write_text(json.dumps(manifest))
+    sdk = tmp_path / "python-sdk"
+    (sdk / "interop").mkdir(parents=True)
+    (sdk / "interop" / "adapter.json").write_text(json.dumps(manifest))
+    found = discover(tmp_path / "adapters", [AdapterDir(sdk), AdapterDir(sdk)])
+    assert sorted(found) == ["python", "python-2", "python-3"]
+    assert "name it with --adapter-dir NAME=" in capsys.readouterr().err
+    named = discover(tmp_path / "adapters", [AdapterDir.parse(f"upstream-py={sdk}")])
+    assert named["upstream-py"].directory == sdk.resolve()
+    with pytest.raises(ManifestError, match="already taken"):
+        discover(tmp_path / "adapters", [AdapterDir.parse(f"python={sdk}")])
+    with pytest.raises(ValueError, match="letters, digits"):
+        AdapterDir.parse(f"bad name!={sdk}")
+    assert AdapterDir.parse("./a=b").name is None  # a path that holds '='
 
 
 def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
@@ -447,3 +470,28 @@ def test_a_signal_while_the_command_line_is_parsed_ends_in_130_not_a_traceback(
             signal.signal(sig, handler)
         gc.set_threshold(*thresholds)
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_wrapped_receipts_are_read_and_checked() -> None:
+    request = {
+        "jsonrpc": "2.0",
+        "id": "a",
+        "method": "hooks/intercept",
+        "params": {"event": {"id": "a"}},
+    }
+    plain, problems, shape = unwrap_receipts([request])
+    assert plain == [request] and not problems and shape is None
+    wrapped = {"id": "a", "method": "hooks/intercept", "eventId": "a", "message": request}
+    read, problems, shape = unwrap_receipts([wrapped, {**wrapped, "accepted": True}])
+    assert read == [request, request] and not problems and shape == WRAPPED
+    for bad, named in (
+        ({**wrapped, "id": "b"}, "id 'b'"),
+        ({**wrapped, "method": "hooks/observe"}, "method"),
+        ({**wrapped, "eventId": "z"}, "eventId"),
+        ({**wrapped, "accepted": False}, "accepted"),
+        ({"id": "a", "message": request}, "no 'method'"),
+        ({**wrapped, "message": "text"}, "not a JSON-RPC request"),
+    ):
+        _, problems, _ = unwrap_receipts([bad])
+        assert len(problems) == 1 and named in problems[0].message, (bad, problems)
+        assert problems[0].error_class == "ReceiptMalformed"

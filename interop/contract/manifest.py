@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ class Adapter:
     """One implementation: where it lives, its commands and declared extensions."""
 
     name: str
-    directory: Path
+    directory: Path  # the working directory of its commands: an SDK's root for interop/
     language: str
     commands: dict[str, tuple[str, ...]]
     blind: bool = False
@@ -42,7 +45,11 @@ class Adapter:
 def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
     """Read and validate one `adapter.json` against `schemas/contract/adapter.schema.json`.
 
-    Every problem names the file, the field and the rule.
+    Every problem names the file, the field and the rule. A manifest in an `interop/`
+    folder belongs to an SDK checkout: its commands run from the SDK's root, as the
+    upstream contract v1 runs them ("commands execute in SDK cwd"); any other
+    manifest's commands run from its own folder. The name defaults to the
+    manifest's `language`.
     """
     try:
         data = load_file(manifest)
@@ -54,15 +61,15 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
     problem = contract_problem("adapter.schema.json", data)
     if problem is not None:
         raise ManifestError(f"{manifest}: {problem} (schemas/contract/adapter.schema.json)")
+    if name is not None and NAME.fullmatch(name) is None:
+        raise ManifestError(f"{manifest}: adapter name {name!r} {NAME_RULE}")
     commands = {key: tuple(data[key]) for key in COMMAND_KEYS if key in data}
     extensions = data.get("extensions", {})
     directory = manifest.parent
-    if directory.name == "interop" and name is None:
-        directory_name = directory.parent.name
-    else:
-        directory_name = directory.name
+    if directory.name == "interop":
+        directory = directory.parent
     return Adapter(
-        name=name or directory_name,
+        name=name or data["language"],
         directory=directory.resolve(),
         language=data["language"],
         commands=commands,
@@ -75,6 +82,11 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         version=data.get("version"),
         suites=tuple(extensions["suites"]) if "suites" in extensions else None,
     )
+
+
+# An adapter's name is part of every combination's key, report path and log folder.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+NAME_RULE = "must be letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 TOP_KEYS = ("language", "version", *COMMAND_KEYS, "extensions")
@@ -98,28 +110,68 @@ def _unknown_keys(data: Any) -> str | None:
     return None
 
 
-def _manifest_in(directory: Path) -> Path:
+def manifest_in(directory: Path) -> Path:
+    """The `adapter.json` of an adapter folder or an SDK checkout (`interop/adapter.json`)."""
     for candidate in (directory / "adapter.json", directory / "interop" / "adapter.json"):
         if candidate.is_file():
             return candidate
     raise ManifestError(f"{directory}: no adapter.json (looked in . and interop/)")
 
 
-def discover(adapters_root: Path, extra_dirs: list[Path] | None = None) -> dict[str, Adapter]:
-    """Every `adapters/*/adapter.json` plus each `--adapter-dir`, keyed by adapter name."""
+@dataclass(frozen=True)
+class AdapterDir:
+    """One `--adapter-dir [NAME=]PATH`: an extra adapter, named or not."""
+
+    path: Path
+    name: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> AdapterDir:
+        """`PATH` or `NAME=PATH` (a path holding `=` before any `/` needs `./` in front)."""
+        name, equals, rest = text.partition("=")
+        if equals and name and "/" not in name:
+            if NAME.fullmatch(name) is None:
+                raise ValueError(f"--adapter-dir {text}: the name {name!r} {NAME_RULE}")
+            return cls(Path(rest), name)
+        return cls(Path(text))
+
+    def argument(self) -> str:
+        """The option that names the same adapter again (for a child command line)."""
+        where = str(self.path.resolve())
+        return f"--adapter-dir={self.name}={where}" if self.name else f"--adapter-dir={where}"
+
+
+def discover(adapters_root: Path, extra_dirs: list[AdapterDir] | None = None) -> dict[str, Adapter]:
+    """Every `adapters/*/adapter.json` plus each `--adapter-dir`, keyed by adapter name.
+
+    Our adapters are named after their folders. An extra adapter takes the name it
+    is given, else its manifest's `language`, with `-2`, `-3`, ... when that is
+    taken (a note on stderr says so, and how to name it)."""
     found: dict[str, Adapter] = {}
     manifests = sorted(adapters_root.glob("*/adapter.json")) if adapters_root.is_dir() else []
     for manifest in manifests:
-        adapter = load_manifest(manifest)
+        adapter = load_manifest(manifest, manifest.parent.name)
         found[adapter.name] = adapter
-    for directory in extra_dirs or []:
+    for extra in extra_dirs or []:
+        directory = extra.path.resolve()
         if not directory.is_dir():
-            raise ManifestError(f"{directory}: --adapter-dir is not a directory")
-        adapter = load_manifest(_manifest_in(directory))
+            raise ManifestError(f"{extra.path}: --adapter-dir is not a directory")
+        adapter = load_manifest(manifest_in(directory), extra.name)
         if adapter.name in found:
-            raise ManifestError(
-                f"{directory}: adapter name {adapter.name!r} is already taken by "
-                f"{found[adapter.name].directory}"
+            if extra.name is not None:
+                raise ManifestError(
+                    f"{directory}: adapter name {adapter.name!r} is already taken by "
+                    f"{found[adapter.name].directory}; give another with --adapter-dir NAME=PATH"
+                )
+            number = 2
+            while f"{adapter.language}-{number}" in found:
+                number += 1
+            taken = found[adapter.name].directory
+            adapter = dataclasses.replace(adapter, name=f"{adapter.language}-{number}")
+            print(
+                f"note: {directory} is named {adapter.name!r} ({adapter.language!r} is "
+                f"{taken}); name it with --adapter-dir NAME={directory}",
+                file=sys.stderr,
             )
         found[adapter.name] = adapter
     return found

@@ -87,6 +87,8 @@ def build_document(
         reason = outcome.inapplicable or outcome.not_run
         if reason is not None:
             combination["reason"] = reason
+        if outcome.shapes:
+            combination["shapes"] = dict(sorted(outcome.shapes.items()))
         combinations.append(combination)
     names = list(dict.fromkeys([*meta.get("suites", []), *(c["suite"] for c in combinations)]))
     per_suite = {
@@ -139,6 +141,7 @@ def read_outcomes(document: dict[str, Any]) -> list[Outcome]:
         )
         outcome = Outcome(entry["suite"], combination)
         outcome.errors = [CombinationError.from_json(e) for e in entry["errors"]]
+        outcome.shapes = dict(entry.get("shapes", {}))
         if entry["status"] == Status.INAPPLICABLE:
             outcome.inapplicable = entry.get("reason", "")
         elif entry["status"] == Status.NOT_RUN:

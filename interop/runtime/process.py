@@ -365,9 +365,19 @@ class Registry:
 
 
 def spawn_failure(label: str, command: list[str], adapter: Any, exc: OSError) -> str:
-    """Why a command could not start, naming the command, the folder and the way out."""
+    """Why a command could not start, naming the command, the folder and the way out:
+    the build for an adapter that has one, else where the command runs from."""
+    if adapter.command("build") is not None:
+        way_out = f"build it first (`python -m interop build --adapters {adapter.name}`)"
+    else:
+        root = adapter.manifest is not None and adapter.manifest.parent.name == "interop"
+        way_out = (
+            f"its commands run from {adapter.directory}"
+            + (" (the SDK's root, as contract v1 runs them)" if root else "")
+            + f": check that {command[0]!r} exists there or on PATH "
+            "(e.g. the SDK's virtual environment is made)"
+        )
     return (
         f"cannot start the {label} of {adapter.name!r}: {shlex.join(command)} in "
-        f"{adapter.directory}: {exc.strerror}; build it first "
-        f"(`python -m interop build --adapters {adapter.name}`, or `--adapter-dir PATH`)"
+        f"{adapter.directory}: {exc.strerror}; {way_out}"
     )

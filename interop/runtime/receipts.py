@@ -1,4 +1,11 @@
-"""Receipts: the requests a server says it received, from its log or its control listener."""
+"""Receipts: the requests a server says it received, from its log or its control listener.
+
+`GET /receipts` answers `{"requests": [...]}`. Each entry is the request itself (ours,
+and contract v1's first shape) or, as the upstream SDKs' servers write it,
+`{"id", "method", "message": <request>}` with an optional `eventId` and `accepted`
+(upstream `interop/matrix.py`, `receipt_matches`). Both are read; a wrapper must
+agree with the request it wraps.
+"""
 
 from __future__ import annotations
 
@@ -34,3 +41,51 @@ def read_receipt_log(path: Path, offset: int) -> tuple[list[Any], list[Combinati
             elif entry["kind"] == "request":
                 requests.append(entry.get("message"))
     return requests, problems
+
+
+WRAPPED = "wrapped: {id, method, message} (upstream SDK servers)"
+
+
+def unwrap_receipts(entries: list[Any]) -> tuple[list[Any], list[CombinationError], str | None]:
+    """The requests of `GET /receipts` entries, what is wrong with the wrappers, and the
+    upstream shape read (`WRAPPED`), or None when every entry is a request itself."""
+    requests: list[Any] = []
+    problems: list[CombinationError] = []
+    wrapped = False
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "jsonrpc" in entry or "message" not in entry:
+            requests.append(entry)
+            continue
+        wrapped = True
+        message = entry["message"]
+        problem = _wrapper_problem(entry, message)
+        if problem is not None:
+            problems.append(
+                CombinationError(
+                    "receipts",
+                    "ReceiptMalformed",
+                    f"receipt {index} (wrapped in 'message'): {problem}",
+                )
+            )
+        requests.append(message)
+    return requests, problems, WRAPPED if wrapped else None
+
+
+def _wrapper_problem(entry: dict[str, Any], message: Any) -> str | None:
+    """What a wrapper says that its message does not (upstream's `receipt_matches`)."""
+    if not isinstance(message, dict):
+        return "'message' is not a JSON-RPC request object"
+    for key in ("id", "method"):
+        if key not in entry:
+            return f"the wrapper has no {key!r}"
+        if entry[key] != message.get(key) or type(entry[key]) is not type(message.get(key)):
+            return f"the wrapper's {key} {entry[key]!r} is not the message's {message.get(key)!r}"
+    if "eventId" in entry:
+        params = message.get("params")
+        event = params.get("event") if isinstance(params, dict) else None
+        event_id = event.get("id") if isinstance(event, dict) else None
+        if entry["eventId"] != event_id:
+            return f"eventId {entry['eventId']!r} is not the message's event id {event_id!r}"
+    if "accepted" in entry and entry["accepted"] is not True:
+        return f"'accepted' is {entry['accepted']!r}: a receipt records an accepted request"
+    return None

@@ -14,7 +14,7 @@ from interop.results import CombinationError
 from interop.runtime import process
 from interop.runtime.context import RunContext, write_json
 from interop.runtime.control import ControlError, call
-from interop.runtime.receipts import read_receipt_log
+from interop.runtime.receipts import read_receipt_log, unwrap_receipts
 
 
 class ServerStartError(RuntimeError):
@@ -58,6 +58,7 @@ class Server:
         self.spawned: process.Spawned | None = None
         self.leaks: list[str] = []  # processes other than the server left at stop
         self.stdout_log: Path | None = None  # stdout apart from the log (smoke checks it)
+        self.shapes: dict[str, str] = {}  # the upstream shapes its answers came in
 
     def config(self) -> dict[str, Any]:
         auth, tls = self.ctx.trust.server_auth(self.auth, self.profile)
@@ -167,7 +168,10 @@ class Server:
             return None, [
                 CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")
             ]
-        return answer["requests"], []
+        requests, problems, shape = unwrap_receipts(answer["requests"])
+        if shape is not None:
+            self.shapes["receipts"] = shape
+        return requests, problems
 
     def entries(
         self, schema: str = "lifecycle-control.schema.json#/$defs/receipts"

@@ -77,8 +77,10 @@ class CoreSuite:
         )
 
     def _scenario_file(self, ctx: RunContext, scenario_set: ScenarioSet, blind: bool) -> Path:
-        """The file an adapter receives: the blind copy unless a v1 client needs answers
-        (a merged run's files are written once, like the blind copies)."""
+        """The file an adapter receives: the blind copy for our adapters, the whole file
+        for a contract v1 one, as upstream hands it: a v1 client compares its own
+        answers, and a v1 server reads `expectError` to send a scripted invalid
+        response (a merged run's files are written once, like the blind copies)."""
         merged = bool(scenario_set.origins)
         if not blind and not merged:
             return scenario_set.path
@@ -126,7 +128,11 @@ class CoreSuite:
         runs = sets.runs()
         if server_adapter.server_reuse and ctx.server_reuse:
             shared = Server(
-                ctx, server_adapter, "http", first.auth, self._scenario_file(ctx, runs[0], True)
+                ctx,
+                server_adapter,
+                "http",
+                first.auth,
+                self._scenario_file(ctx, runs[0], server_adapter.blind),
             )
             shared_error = self._start(shared)
         gone: str | None = None  # why the shared server can no longer serve
@@ -156,12 +162,12 @@ class CoreSuite:
                         server_adapter,
                         "http",
                         combination.auth,
-                        self._scenario_file(ctx, scenario_set, True),
+                        self._scenario_file(ctx, scenario_set, server_adapter.blind),
                     )
                     start_error = self._start(server)
                 elif start_error is None:
                     try:
-                        server.reset(self._scenario_file(ctx, scenario_set, True))
+                        server.reset(self._scenario_file(ctx, scenario_set, server_adapter.blind))
                     except ControlError as exc:
                         start_error = self._server_problem(server, "ResetFailed", str(exc))
                 self._client_over_http(
@@ -244,6 +250,7 @@ class CoreSuite:
             endpoint=server.endpoint,
         )
         receipts, receipt_errors = server.receipts(offset)
+        outcome.shapes.update(server.shapes)
         if receipt_errors and server.exit_description() is not None:
             receipt_errors = [self._server_problem(server, "ReceiptsUnavailable", "")]
         ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
@@ -298,7 +305,7 @@ class CoreSuite:
                 break
             stage = f"client[{scenario_set.name}]"
             stdio_keys, receipt_log = stdio_server(
-                ctx, server, self._scenario_file(ctx, scenario_set, True)
+                ctx, server, self._scenario_file(ctx, scenario_set, server.blind)
             )
             run = run_client(
                 ctx,
