@@ -61,7 +61,7 @@ def test_upstream_shaped_checkout_passes_under_compat(tmp_path: Path) -> None:
     assert code == 0, report["summary"]
     assert report["summary"]["combinations"]["passed"] == 2
     assert report["summary"]["rows"]["failed"] == 0
-    assert report["adapters"]["sdk-checkout"]["language"] == "upstream-shaped"
+    assert report["adapters"]["upstream-shaped"]["language"] == "upstream-shaped"
 
 
 def test_an_altered_expectation_fails_exactly_its_row(tmp_path: Path) -> None:
