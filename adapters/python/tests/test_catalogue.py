@@ -518,6 +518,15 @@ def test_a_catalogue_client_with_an_unknown_suite_reports_unsupported(tmp_path: 
 
 
 def test_get_capabilities_is_answered_and_never_recorded(live: LiveCatalogue) -> None:
+    """The bare capabilities of M's tool.before entry (intercept and observe), not
+    the discovery envelope a POSTed hooks/capabilities gets; nothing recorded."""
     status, answer, _ = request_json(live.port, "GET", "/capabilities", None)
-    assert status == 200 and answer["result"] == DISCOVERY_RESPONSE["result"]
+    [entry] = [e for e in catalogue_manifest()["events"] if e["event"] == "tool.before"]
+    assert "intercept" in entry["modes"]
+    assert status == 200 and answer == entry["capabilities"]
+    assert answer == {
+        "effects": ["deny", "allow", "ask", "modify", "message", "flow"],
+        "modify": {"input": {"replace": True, "merge": True}},
+        "flow": {"operations": ["stop"]},
+    }
     assert live.entries() == []

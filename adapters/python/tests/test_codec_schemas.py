@@ -108,6 +108,43 @@ def test_discovery_manifest_is_canonical(schema_set: schemas.SchemaSet) -> None:
     assert schema_set.error(schemas.CAPABILITIES_RESPONSE, message) is None
 
 
+def test_get_capabilities_is_the_bare_tool_before_capabilities(
+    schema_set: schemas.SchemaSet,
+) -> None:
+    """What ``GET /capabilities`` answers, for the core manifest and ``M``: exactly
+    the ``capabilities`` of the ``tool.before`` intercept entry, valid under the
+    canonical capabilities.schema.json (what upstream clients validate)."""
+    from ahp_py.sdk.manifest import discovery_manifest, get_capabilities
+    from ahp_py.suites.catalogue import catalogue_manifest
+
+    for manifest in (discovery_manifest(), catalogue_manifest()):
+        [entry] = [
+            e
+            for e in manifest["events"]
+            if e["event"] == "tool.before" and "intercept" in e["modes"]
+        ]
+        got = get_capabilities(manifest)
+        assert got == entry["capabilities"] and "jsonrpc" not in got
+        assert schema_set.error("capabilities.schema.json", got) is None
+        got["effects"].clear()  # a copy: the manifest is left as it is
+        assert entry["capabilities"]["effects"]
+
+
+def test_get_capabilities_without_tool_before_is_the_first_intercept_entry() -> None:
+    from ahp_py.sdk.manifest import get_capabilities
+
+    manifest = {
+        "events": [
+            {"event": "tool.before", "modes": ["observe"]},
+            {"event": "turn.start", "modes": ["intercept"], "capabilities": {"effects": ["deny"]}},
+            {"event": "tool.after", "modes": ["intercept"], "capabilities": {"effects": []}},
+        ]
+    }
+    assert get_capabilities(manifest) == {"effects": ["deny"]}
+    with pytest.raises(ValueError):
+        get_capabilities({"events": [{"event": "tool.before", "modes": ["observe"]}]})
+
+
 def test_missing_schema_directory_is_an_error(tmp_path: object) -> None:
     from pathlib import Path
 

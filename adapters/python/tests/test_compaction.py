@@ -19,6 +19,7 @@ from compaction_kit import (
     sub,
     text,
 )
+from lifecycle_kit import request_json
 
 AFTER_CAPS = {"effects": ["modify"], "modify": {"summary": {"replace": True, "merge": False}}}
 
@@ -264,6 +265,28 @@ def check(report: dict[str, Any]) -> None:
     for ident in ("py-cmp-neg-invalid:before", "nobody:before"):
         assert kinds(ident) == []
     assert kinds("py-cmp-deny:after") == []  # the body negative's id
+
+
+def test_get_capabilities_is_the_bare_tool_before_capabilities_unrecorded(
+    tmp_path: Path,
+) -> None:
+    """The compaction server's ``GET /capabilities``: exactly the ``capabilities`` of
+    the tool.before entry of the manifest it answers ``hooks/capabilities`` with,
+    no receipt."""
+    with http_server(tmp_path, scenario_file(tmp_path, rows())) as ready:
+        port = int(ready["endpoint"].rsplit(":", 1)[1].split("/")[0])
+        status, got, _ = request_json(port, "GET", "/capabilities", None)
+        ask = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "hooks/capabilities",
+            "params": {"protocolVersion": "draft"},
+        }
+        manifest = request_json(port, "POST", "/intercept", ask)[1]["result"]["manifest"]
+        [entry] = [e for e in manifest["events"] if e["event"] == "tool.before"]
+        assert status == 200 and got == entry["capabilities"] and "intercept" in entry["modes"]
+        control = int(ready["controlEndpoint"].rsplit(":", 1)[1].split("/")[0])
+        assert request_json(control, "GET", "/receipts")[1] == {"entries": []}
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])

@@ -411,7 +411,11 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
         connection.request("GET", "/capabilities")
         got = json.loads(connection.getresponse().read())
         connection.close()
-        assert got["id"] == "discovery" and got["result"]["protocolVersion"] == "draft"
+        # the bare capabilities of the manifest's tool.before entry, not an envelope
+        [tool_before] = [
+            e for e in answer["result"]["manifest"]["events"] if e["event"] == "tool.before"
+        ]
+        assert got == tool_before["capabilities"]
         status, body = post(endpoint, b"{not json", [])
         assert status == 400
         assert json.loads(body) == {
@@ -421,14 +425,9 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
         }
         receipts = control(ready, "GET", "/receipts")
         assert [r["id"] for r in receipts["requests"]] == ["no-such-scenario", "x"]
-        assert len(receipts["discovery"]) == 2
+        assert receipts["discovery"] == [discovery]  # GET /capabilities is never recorded
         assert receipts["notifications"] == []
-        assert [e["kind"] for e in logged_receipts(files)] == [
-            "request",
-            "request",
-            "discovery",
-            "discovery",
-        ]
+        assert [e["kind"] for e in logged_receipts(files)] == ["request", "request", "discovery"]
 
         gated = dict(SCENARIOS[0], barrier="gate")
         files["full"].write_text(json.dumps({"version": 1, "scenarios": [gated]}))
@@ -440,7 +439,7 @@ def test_server_errors_discovery_reset_and_barriers(files: dict[str, Path]) -> N
             "discovery": [],
             "notifications": [],
         }
-        assert len(logged_receipts(files)) == 4  # the log is never truncated
+        assert len(logged_receipts(files)) == 3  # the log is never truncated
         answers: list[Any] = []
         body = json.dumps(gated["request"]).encode()
         worker = threading.Thread(target=lambda: answers.append(post(endpoint, body, [])))

@@ -41,6 +41,8 @@ from elicitation_kit import (
 from lifecycle_kit import request_json, write
 from pki import Pki, make_pki
 
+from ahp_py.sdk.manifest import discovery_manifest
+
 PROVENANCE = {"kind": "mcp", "authenticatedSource": AUTHENTICATED}
 GOOD = {"action": "accept", "content": {"name": "Ada", "age": 36}}
 DOC, PHOTO_1, PHOTO_2 = b"a form attachment", b"first photo bytes", b"second photo bytes"
@@ -476,6 +478,11 @@ def test_the_server_answers_the_rest_without_recording(tmp_path: Path) -> None:
         )
         assert status == 400
         assert request_json(control, "GET", "/health")[1] == {"ready": True}
+        # GET /capabilities: the bare tool.before capabilities of the adapter's core
+        # manifest (this server answers no hooks/capabilities itself), unrecorded
+        status, answer, _ = request_json(port, "GET", "/capabilities", None)
+        [entry] = [e for e in discovery_manifest()["events"] if e["event"] == "tool.before"]
+        assert status == 200 and answer == entry["capabilities"]
         assert fetch_receipts(ready) == []
 
 

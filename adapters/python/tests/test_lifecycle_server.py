@@ -168,6 +168,37 @@ def test_capabilities_and_unknown_methods(tmp_path: Path) -> None:
         assert server.entries() == []
 
 
+def test_get_capabilities_is_the_bare_tool_before_capabilities_unrecorded(
+    tmp_path: Path,
+) -> None:
+    """``GET /capabilities`` answers exactly the ``capabilities`` of the tool.before
+    entry of the manifest ``hooks/capabilities`` is answered with (not a JSON-RPC
+    envelope), ``application/json``, and records nothing."""
+    with lifecycle_server(tmp_path, ROWS) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            connection.request("GET", "/capabilities")
+            answer = connection.getresponse()
+            content_type, got = answer.getheader("Content-Type"), json.loads(answer.read())
+        finally:
+            connection.close()
+        assert (answer.status, content_type) == (200, "application/json")
+        ask = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "hooks/capabilities",
+            "params": {"protocolVersion": "draft"},
+        }
+        manifest = server.post(ask)[1]["result"]["manifest"]
+        [entry] = [
+            e
+            for e in manifest["events"]
+            if e["event"] == "tool.before" and "intercept" in e["modes"]
+        ]
+        assert got == entry["capabilities"]
+        assert server.entries() == []
+
+
 # Observations -----------------------------------------------------------------
 
 

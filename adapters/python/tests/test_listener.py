@@ -244,6 +244,56 @@ def test_receipts_by_kind_and_notifications_get_no_reply(server: Running) -> Non
     assert kinds == ["notification", "discovery", "request", "request"]
 
 
+def get_capabilities(port: int, headers: dict[str, str] | None = None) -> tuple[int, str, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/capabilities", headers=headers or {})
+        answer = connection.getresponse()
+        return answer.status, answer.getheader("Content-Type") or "", answer.read()
+    finally:
+        connection.close()
+
+
+def tool_before_capabilities(manifest: dict[str, Any]) -> Any:
+    [entry] = [
+        e for e in manifest["events"] if e["event"] == "tool.before" and "intercept" in e["modes"]
+    ]
+    return entry["capabilities"]
+
+
+def test_get_capabilities_is_the_bare_tool_before_capabilities_unrecorded(
+    server: Running,
+) -> None:
+    """``GET /capabilities`` answers exactly the ``capabilities`` of the tool.before
+    entry of the manifest this server answers ``hooks/capabilities`` with (no
+    JSON-RPC envelope: upstream clients validate it against capabilities.schema.json),
+    and it is never a receipt."""
+    status, content_type, body = get_capabilities(server.port)
+    assert (status, content_type) == (200, "application/json")
+    got = json.loads(body)
+    assert server.receipts() == {"requests": [], "discovery": [], "notifications": []}
+    assert assert_receipt_log(server.receipt_log) == []
+    discovery = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "hooks/capabilities",
+        "params": {"protocolVersion": "draft"},
+    }
+    status, answer = server.post(discovery)  # POSTed discovery: the envelope, recorded
+    assert status == 200 and json.loads(answer)["id"] == 1
+    assert got == tool_before_capabilities(json.loads(answer)["result"]["manifest"])
+    assert schemas.load().error("capabilities.schema.json", got) is None
+    assert server.receipts()["discovery"] == [discovery]
+
+
+def test_get_capabilities_authenticates_first(bearer_server: Running) -> None:
+    assert get_capabilities(bearer_server.port) == (401, "", b"")
+    assert get_capabilities(bearer_server.port, {"Authorization": "Bearer wrong"})[0] == 401
+    status, _, body = get_capabilities(bearer_server.port, {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200 and "effects" in json.loads(body)
+    assert bearer_server.receipts() == {"requests": [], "discovery": [], "notifications": []}
+
+
 def test_204_keeps_the_connection_alive(server: Running) -> None:
     sock = connect(server.port)
     with sock:

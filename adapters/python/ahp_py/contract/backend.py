@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..sdk import rpc
+from ..sdk.manifest import discovery_manifest
 from .barriers import Barriers, HeldReplies
 from .config import ScenarioFileError, read_scenarios
 from .receipts import NOTIFICATION, Receipts, kind_of
@@ -71,6 +72,12 @@ class Backend:
         if not isinstance(barrier, str):
             return rpc.Answer(row.get("response"))
         return self.held.answer(barrier, row.get("response"))
+
+    def manifest(self) -> dict[str, Any]:
+        """The core discovery manifest (what ``suites/core.py`` answers
+        ``hooks/capabilities`` with); ``GET /capabilities`` answers its
+        ``tool.before`` capabilities without a receipt."""
+        return discovery_manifest()
 
     def release_all(self) -> None:
         self.barriers.release_all()

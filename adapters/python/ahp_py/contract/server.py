@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Protocol, cast
 from ..sdk import codec
 from ..sdk.auth import Authenticator, ServerPolicy
 from ..sdk.listener import READ_TIMEOUT, Handler, Listener, RpcHandler, upload_listener
+from ..sdk.manifest import get_capabilities
 from ..sdk.rpc import Answer
 from ..sdk.stdio import LineWriter, serve_lines
 from ..sdk.upload import UploadReceiver
@@ -69,6 +70,11 @@ class Served(Protocol):
 
     def dispatch(self, message: Any) -> Answer: ...
 
+    def manifest(self) -> dict[str, Any]:
+        """The discovery manifest whose ``tool.before`` capabilities ``GET
+        /capabilities`` answers (the one ``hooks/capabilities`` is answered with)."""
+        ...
+
     def release_all(self) -> None: ...
 
     def drain(self, timeout: float) -> None: ...
@@ -87,9 +93,10 @@ class AhpApp:
     def dispatch(self, message: Any) -> Answer:
         return self.backend.dispatch(message)
 
-    def dispatch_get(self, message: Any) -> Answer:
-        """``GET /capabilities``: the backend's own answer for it when it has one."""
-        return getattr(self.backend, "dispatch_get", self.backend.dispatch)(message)
+    def capabilities(self) -> dict[str, Any]:
+        """``GET /capabilities``: the bare capabilities of the backend's manifest
+        (its ``tool.before`` intercept entry), never dispatched nor recorded."""
+        return get_capabilities(self.backend.manifest())
 
 
 class ServerProcess:

@@ -12,7 +12,7 @@ listener thread serves each connection, with a listen backlog of ``BACKLOG``.
 ``RpcHandler`` is the AHP binding: it authenticates from the headers before
 reading any body, parses the body as strict JSON (a malformed one gets the
 JSON-RPC parse error with status 400) and hands the message to its
-``RpcApp``.
+``RpcApp``; ``GET /capabilities`` answers the app's bare capabilities object.
 """
 
 from __future__ import annotations
@@ -264,6 +264,11 @@ class RpcApp(Protocol):
 
     def dispatch(self, message: Any) -> rpc.Answer: ...
 
+    def capabilities(self) -> dict[str, Any]:
+        """What ``GET /capabilities`` answers: a bare capabilities object
+        (``manifest.get_capabilities``), never a receipt."""
+        ...
+
 
 class RpcHandler(Handler):
     """The AHP endpoint: POST of any JSON-RPC message on any path, GET /capabilities."""
@@ -297,10 +302,10 @@ class RpcHandler(Handler):
             return
         if not self._authorized():
             return
-        # an app may answer a GET apart from a POSTed request (the catalogue records
-        # only what a client sent as hooks/capabilities)
-        dispatch = getattr(self.app, "dispatch_get", self.app.dispatch)
-        self._send(dispatch(codec.clone(rpc.GET_DISCOVERY)))
+        # The bare capabilities object upstream clients read (capabilities.schema.json),
+        # not a JSON-RPC envelope; never dispatched, so never recorded: it is no
+        # hooks/capabilities request a client sent.
+        self.reply_json(self.app.capabilities())
 
     def _send(self, answer: rpc.Answer) -> None:
         if answer.hang is not None:

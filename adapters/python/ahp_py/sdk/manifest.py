@@ -1,12 +1,16 @@
-"""The discovery manifest this server answers ``hooks/capabilities`` with."""
+"""The discovery manifest this server answers ``hooks/capabilities`` with, and the
+bare capabilities object ``GET /capabilities`` answers (``get_capabilities``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import codec
 from .boundaries import BOUNDARIES, Boundary
 
 PROTOCOL_VERSION = "draft"
+# The entry whose capabilities ``GET /capabilities`` answers.
+GET_CAPABILITIES_EVENT = "tool.before"
 _EFFECT_ORDER = (
     "deny",
     "allow",
@@ -55,3 +59,19 @@ def discovery_manifest() -> dict[str, Any]:
 
 def discovery_result() -> dict[str, Any]:
     return {"protocolVersion": PROTOCOL_VERSION, "manifest": discovery_manifest()}
+
+
+def get_capabilities(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What ``GET /capabilities`` answers: the ``capabilities`` object of the
+    ``tool.before`` entry of ``manifest`` whose ``modes`` include ``intercept``, as
+    it is (a copy), not a JSON-RPC envelope: upstream clients validate the answer
+    against ``capabilities.schema.json``. A manifest without such an entry answers
+    its first intercept entry's capabilities (every manifest of ours has one)."""
+    intercepts = [entry for entry in manifest["events"] if "intercept" in entry.get("modes", ())]
+    chosen = next((e for e in intercepts if e.get("event") == GET_CAPABILITIES_EVENT), None)
+    if chosen is None:
+        if not intercepts:
+            raise ValueError("the manifest has no intercept entry")
+        chosen = intercepts[0]
+    capabilities: dict[str, Any] = codec.clone(chosen["capabilities"])
+    return capabilities

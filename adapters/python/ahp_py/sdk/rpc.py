@@ -6,7 +6,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .manifest import PROTOCOL_VERSION
 from .record import record
 
 PARSE_ERROR = -32700
@@ -19,13 +18,6 @@ UNSUPPORTED_VERSION = -32001
 CAPABILITIES = "hooks/capabilities"
 INTERCEPT = "hooks/intercept"
 OBSERVE = "hooks/observe"
-# What ``GET /capabilities`` stands for (the HTTP binding's discovery for upstream clients).
-GET_DISCOVERY: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": "discovery",
-    "method": CAPABILITIES,
-    "params": {"protocolVersion": PROTOCOL_VERSION},
-}
 
 
 def error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -8,7 +8,8 @@ before it is written; every ``hooks/observe`` is judged (schema: ``rejected``
 with ``errorKind: "schema"``, HTTP 400; lineage, ``sdk/lineage``: ``rejected``
 with ``errorKind: "lineage"``, 409; else ``observed``, 202), the verdict
 recorded before the answer; over stdio a notification is never answered.
-Control: ``/health``, ``/receipts``, ``/wait-observed`` (counting ``observed``
+``GET /capabilities`` answers the bare capabilities of ``M``'s ``tool.before``
+entry, unrecorded. Control: ``/health``, ``/receipts``, ``/wait-observed`` (counting ``observed``
 and ``rejected``), ``/shutdown``.
 
 Client (``lifecycle-client`` with ``suite: "catalogue"``): one discovery, then
@@ -180,11 +181,11 @@ class CatalogueServer:
         log("server", f"method {method!r} is not served by the catalogue suite")
         return rpc.Answer(rpc.error(message["id"], rpc.METHOD_NOT_FOUND, "method not found"))
 
-    def dispatch_get(self, message: Any) -> rpc.Answer:
-        """``GET /capabilities`` (for upstream clients): answered, never recorded, as
-        it is no hooks/capabilities request a client sent (docs/CATALOGUE.md)."""
-        result = {"protocolVersion": PROTOCOL_VERSION, "manifest": catalogue_manifest()}
-        return rpc.Answer({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    def manifest(self) -> dict[str, Any]:
+        """``M``: ``GET /capabilities`` answers its ``tool.before`` capabilities (the
+        bare object upstream clients read), never recorded, as it is no
+        hooks/capabilities request a client sent (docs/CATALOGUE.md)."""
+        return catalogue_manifest()
 
     def discovery(self, message: dict[str, Any]) -> rpc.Answer:
         problem = self.schemas.error(CAPABILITIES_REQUEST, message)

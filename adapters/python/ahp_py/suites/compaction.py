@@ -33,6 +33,7 @@ from ..sdk import chain as chains
 from ..sdk import codec, compaction, engine, rpc
 from ..sdk.boundaries import DEFINITIONS, get_path
 from ..sdk.http import MalformedResponse, TransportError
+from ..sdk.manifest import discovery_manifest
 from ..sdk.schemas import INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION
 from .core import discovery_answer
 from .lifecycle import (
@@ -79,6 +80,10 @@ class CompactionServer:
                 continue
             for phase in PHASES:
                 self.requests.setdefault(f"{row['id']}:{phase}", (row, phase))
+
+    def manifest(self) -> dict[str, Any]:
+        """The core discovery manifest, as ``hooks/capabilities`` answers."""
+        return discovery_manifest()
 
     def release_all(self) -> None:
         self.closing.set()  # nothing is ever held

@@ -43,6 +43,7 @@ from ..sdk.boundaries import DEFINITIONS, get_path
 from ..sdk.channel import Call, HttpChannel, StdioChannel
 from ..sdk.content import rebind_refs
 from ..sdk.http import TransportError
+from ..sdk.manifest import discovery_manifest
 from ..sdk.schemas import INTERCEPT_REQUEST, INTERCEPT_RESPONSE, UPLOAD_RECEIPT
 from ..sdk.upload import sha256_hex
 from .lifecycle import Client, RowFailure, RowUnsupported, UploadRoute, log
@@ -88,6 +89,13 @@ class ElicitationServer:
             responses = row.get("responses")
             for key, value in responses.items() if isinstance(responses, dict) else ():
                 self.responses.setdefault(key, value)
+
+    def manifest(self) -> dict[str, Any]:
+        """The adapter's core discovery manifest. This server answers no
+        ``hooks/capabilities`` itself (a POSTed one is judged as an intercept and
+        refused, docs/ELICITATION.md), so ``GET /capabilities`` answers that
+        manifest's ``tool.before`` capabilities, as the other suites' servers do."""
+        return discovery_manifest()
 
     def release_all(self) -> None:
         pass  # nothing is ever held

@@ -62,6 +62,7 @@ from ..sdk.boundaries import DEFINITIONS, Boundary, get_path
 from ..sdk.channel import Call, Channel, StdioChannel
 from ..sdk.content import body_refs, rebind_refs
 from ..sdk.http import MalformedResponse, TransportError
+from ..sdk.manifest import discovery_manifest
 from ..sdk.record import record
 from ..sdk.schemas import (
     INTERCEPT_REQUEST,
@@ -150,6 +151,10 @@ class LifecycleServer:
                 event_id = get_path(request, "params", "event", "id")
                 if isinstance(event_id, str):
                     self.events.setdefault(event_id, (row, key))
+
+    def manifest(self) -> dict[str, Any]:
+        """The core discovery manifest, as ``hooks/capabilities`` answers."""
+        return discovery_manifest()
 
     def release_all(self) -> None:
         self.barriers.release_all()
