@@ -258,14 +258,28 @@ describe("catalogue server over HTTP (a real process)", () => {
       const error = JSON.parse(third.text) as JsonObject;
       assert.equal(error["id"], "bad");
       assert.equal((error["error"] as JsonObject)["code"], -32602);
-      // GET /capabilities answers upstream clients, unrecorded
+      // GET /capabilities answers upstream clients the bare capabilities of
+      // M's tool.before entry (not the envelope), unrecorded
       const capabilities = await get(
         `${endpoint.replace(/\/intercept$/, "")}/capabilities`,
       );
+      assert.equal(capabilities.status, 200);
+      assert.match(capabilities.type ?? "", /^application\/json/);
+      const toolBefore = (catalogueManifest()["events"] as JsonObject[]).filter(
+        (entry) =>
+          entry["event"] === "tool.before" &&
+          (entry["modes"] as string[]).includes("intercept"),
+      );
+      assert.equal(toolBefore.length, 1);
       assert.deepEqual(
         JSON.parse(capabilities.text),
-        discoveryResponse("discovery", catalogueManifest()),
+        toolBefore[0]?.["capabilities"],
       );
+      assert.deepEqual(JSON.parse(capabilities.text), {
+        effects: ["deny", "allow", "ask", "modify", "message", "flow"],
+        modify: { input: { replace: true, merge: true } },
+        flow: { operations: ["stop"] },
+      });
       assert.deepEqual(await receipts(readiness.controlEndpoint), [
         { kind: "discovery", request: DISCOVERY, response },
         { kind: "discovery", request: numbered, response: second },

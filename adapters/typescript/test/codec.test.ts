@@ -15,8 +15,14 @@ import {
   parseStrictJson,
   scannedProblem,
   type Json,
+  type JsonObject,
 } from "../sdk/json.js";
-import { discoveryResponse } from "../sdk/manifest.js";
+import {
+  catalogueManifest,
+  discoveryManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import { loadSchemas } from "../sdk/schemas.js";
 import { LINE_TOO_LONG, LineSplitter } from "../sdk/stdioTransport.js";
 import * as b from "./builders.js";
@@ -251,6 +257,50 @@ describe("schema dialect", () => {
     assert.equal(
       schemas.capabilitiesResponse(discoveryResponse("discovery")),
       null,
+    );
+  });
+  test("GET /capabilities: the bare tool.before capabilities of each manifest, canonical", () => {
+    for (const manifest of [discoveryManifest(), catalogueManifest()]) {
+      const entries = (manifest["events"] as JsonObject[]).filter(
+        (entry) =>
+          entry["event"] === "tool.before" &&
+          (entry["modes"] as string[]).includes("intercept"),
+      );
+      assert.equal(entries.length, 1);
+      const got = getCapabilities(manifest);
+      assert.deepEqual(got, entries[0]?.["capabilities"]);
+      assert.equal("jsonrpc" in got, false);
+      // capabilities.schema.json (and its tool.before definition), through
+      // the intercept request that carries it
+      assert.equal(
+        schemas.request(b.request("caps-1", b.toolBefore({}), got)),
+        null,
+      );
+      (got["effects"] as string[]).length = 0; // a copy: the manifest is untouched
+      assert.notDeepEqual(entries[0]?.["capabilities"], got);
+    }
+  });
+  test("GET /capabilities without a tool.before intercept entry: the first intercept entry's", () => {
+    const manifest = {
+      events: [
+        { event: "tool.before", modes: ["observe"] },
+        {
+          event: "turn.start",
+          modes: ["intercept"],
+          capabilities: { effects: ["deny"] },
+        },
+        {
+          event: "tool.after",
+          modes: ["intercept"],
+          capabilities: { effects: [] },
+        },
+      ],
+    };
+    assert.deepEqual(getCapabilities(manifest), { effects: ["deny"] });
+    assert.throws(() =>
+      getCapabilities({
+        events: [{ event: "tool.before", modes: ["observe"] }],
+      }),
     );
   });
 });

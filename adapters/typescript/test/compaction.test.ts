@@ -21,6 +21,7 @@ import { label } from "./lifecycleHarness.js";
 import {
   ADAPTER_DIR,
   CLI,
+  control,
   runCli,
   SCHEMA_DIR,
   startServer,
@@ -534,6 +535,45 @@ function checkRun(report: Report, expected: Record<string, Json>): void {
   );
 }
 
+/**
+ * `GET /capabilities` of a running server: 200 with exactly the bare
+ * capabilities of the tool.before intercept entry of the manifest it answers
+ * `hooks/capabilities` with, and no new receipt.
+ */
+async function assertBareCapabilities(readiness: {
+  endpoint: string;
+  controlEndpoint: string;
+}): Promise<void> {
+  const entries = async (): Promise<unknown[]> =>
+    (
+      (await control(readiness.controlEndpoint, "GET", "/receipts")).body as {
+        entries: unknown[];
+      }
+    ).entries;
+  const before = (await entries()).length;
+  const got = await control(readiness.endpoint, "GET", "/capabilities");
+  const discovery = await control(readiness.endpoint, "POST", "", {
+    jsonrpc: "2.0",
+    id: "d-1",
+    method: "hooks/capabilities",
+    params: { protocolVersion: "draft" },
+  });
+  const manifest = ((discovery.body as JsonObject)["result"] as JsonObject)[
+    "manifest"
+  ] as JsonObject;
+  const toolBefore = (manifest["events"] as JsonObject[]).filter(
+    (entry) =>
+      entry["event"] === "tool.before" &&
+      (entry["modes"] as string[]).includes("intercept"),
+  );
+  assert.equal(toolBefore.length, 1);
+  assert.deepEqual(
+    [got.status, got.body],
+    [200, toolBefore[0]?.["capabilities"]],
+  );
+  assert.equal((await entries()).length, before);
+}
+
 describe("compaction end to end", () => {
   const directory = tempDir("ahp-ts-compaction-");
   const { rows, expected } = scenarios();
@@ -597,6 +637,15 @@ describe("compaction end to end", () => {
       }),
     );
     checkRun(report, expected);
+  });
+
+  it("GET /capabilities answers the bare tool.before capabilities, unrecorded", async () => {
+    await assertBareCapabilities(
+      server?.readiness as unknown as {
+        endpoint: string;
+        controlEndpoint: string;
+      },
+    );
   });
 
   it("runs every row over stdio", async () => {

@@ -475,6 +475,72 @@ const errorCode = (reply: { body: unknown }): unknown =>
   ((reply.body as JsonObject)["error"] as JsonObject)["code"];
 
 describe("server behaviour over HTTP", () => {
+  test("GET /capabilities: authenticated first, then the bare tool.before capabilities of the discovery manifest, never receipted", async () => {
+    await withServer(
+      "get-caps",
+      bearer("compat", "caps-token"),
+      async (server, receiptLog) => {
+        const endpoint = server.readiness.endpoint ?? "";
+        const get = "GET /capabilities HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+        const refused = await rawRequest(endpoint, get, "");
+        assert.match(refused, /^HTTP\/1\.1 401 /);
+        const wrong = await rawRequest(
+          endpoint,
+          `${get}Authorization: Bearer wrong\r\n`,
+          "",
+        );
+        assert.match(wrong, /^HTTP\/1\.1 401 /);
+        const answer = await rawRequest(
+          endpoint,
+          `${get}Authorization: Bearer caps-token\r\n`,
+          "",
+        );
+        const [answerHead, answerBody] = answer.split("\r\n\r\n");
+        assert.match(answerHead ?? "", /^HTTP\/1\.1 200 /);
+        assert.match(answerHead ?? "", /\r\ncontent-type: application\/json/i);
+        const discovery = JSON.parse(
+          (
+            await rawRequest(
+              endpoint,
+              "POST /intercept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer caps-token\r\n",
+              JSON.stringify({
+                jsonrpc: "2.0",
+                id: "d-2",
+                method: "hooks/capabilities",
+                params: { protocolVersion: "draft" },
+              }),
+            )
+          ).split("\r\n\r\n")[1] ?? "",
+        ) as JsonObject;
+        const manifest = (discovery["result"] as JsonObject)[
+          "manifest"
+        ] as JsonObject;
+        const toolBefore = (manifest["events"] as JsonObject[]).filter(
+          (entry) =>
+            entry["event"] === "tool.before" &&
+            (entry["modes"] as string[]).includes("intercept"),
+        );
+        assert.equal(toolBefore.length, 1);
+        assert.deepEqual(
+          JSON.parse(answerBody ?? ""),
+          toolBefore[0]?.["capabilities"],
+        );
+        // only the POSTed discovery is a receipt
+        assert.deepEqual(
+          readReceiptLog(receiptLog).map((receipt) => receipt.kind),
+          ["discovery"],
+        );
+        const receipts = (
+          await control(server.readiness.controlEndpoint, "GET", "/receipts")
+        ).body as { requests: unknown[]; discovery: unknown[] };
+        assert.deepEqual(
+          [receipts.requests.length, receipts.discovery.length],
+          [0, 1],
+        );
+      },
+    );
+  });
+
   test("duplicated Authorization headers get 401 with no body and no receipt", async () => {
     await withServer(
       "dup",
@@ -528,12 +594,23 @@ describe("server behaviour over HTTP", () => {
         params: { protocolVersion: "draft" },
       });
       assert.equal((discovery.body as JsonObject)["id"], "d-1");
+      // GET /capabilities: the bare capabilities of the tool.before entry of
+      // the manifest hooks/capabilities is answered with, never receipted
       const get = await control(
         endpoint.replace(/\/intercept$/, "/capabilities"),
         "GET",
         "",
       );
-      assert.equal((get.body as JsonObject)["id"], "discovery");
+      const manifest = ((discovery.body as JsonObject)["result"] as JsonObject)[
+        "manifest"
+      ] as JsonObject;
+      const toolBefore = (manifest["events"] as JsonObject[]).find(
+        (entry) => entry["event"] === "tool.before",
+      );
+      assert.deepEqual(
+        [get.status, get.body],
+        [200, toolBefore?.["capabilities"]],
+      );
       const unknown = structuredClone(rows[0]?.request) as {
         id: string;
         params: { event: { id: string } };

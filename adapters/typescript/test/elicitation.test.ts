@@ -1139,6 +1139,46 @@ function checkRun(
   }
 }
 
+/**
+ * `GET /capabilities` of a running server: 200 with exactly the bare
+ * capabilities of the tool.before intercept entry of the manifest it answers
+ * `hooks/capabilities` with, and no new receipt.
+ */
+async function assertBareCapabilities(readiness: {
+  endpoint: string;
+  controlEndpoint: string;
+}): Promise<void> {
+  const entries = async (): Promise<unknown[]> =>
+    (
+      (await control(readiness.controlEndpoint, "GET", "/receipts")).body as {
+        entries: unknown[];
+      }
+    ).entries;
+  const before = (await entries()).length;
+  const got = await control(readiness.endpoint, "GET", "/capabilities");
+  // this server answers hooks/capabilities with the core discovery manifest
+  const discovery = await control(readiness.endpoint, "POST", "", {
+    jsonrpc: "2.0",
+    id: "d-1",
+    method: "hooks/capabilities",
+    params: { protocolVersion: "draft" },
+  });
+  const manifest = ((discovery.body as JsonObject)["result"] as JsonObject)[
+    "manifest"
+  ] as JsonObject;
+  const toolBefore = (manifest["events"] as JsonObject[]).filter(
+    (entry) =>
+      entry["event"] === "tool.before" &&
+      (entry["modes"] as string[]).includes("intercept"),
+  );
+  assert.equal(toolBefore.length, 1);
+  assert.deepEqual(
+    [got.status, got.body],
+    [200, toolBefore[0]?.["capabilities"]],
+  );
+  assert.equal((await entries()).length, before);
+}
+
 describe("elicitation end to end", () => {
   const directory = tempDir("ahp-ts-elicitation-");
   const { rows, expected } = scenarioSet();
@@ -1253,6 +1293,10 @@ describe("elicitation end to end", () => {
     assert.equal(mark.status, 400);
     const health = await control(base, "GET", "/health");
     assert.deepEqual(health.body, { ready: true });
+    await assertBareCapabilities({
+      endpoint: readiness["endpoint"] ?? "",
+      controlEndpoint: base,
+    });
   });
 
   it("runs every row over HTTPS with a bearer token", async () => {

@@ -229,6 +229,44 @@ describe("lifecycle server over HTTP (a real process)", () => {
     );
   });
 
+  test("GET /capabilities: the bare tool.before capabilities of the manifest hooks/capabilities answers, unrecorded", async () => {
+    const port = Number(new URL(ready.endpoint ?? "").port);
+    const before = (await receipts(ready)).length;
+    const connection = new RawConnection(port);
+    await connection.write(head("GET", "/capabilities"));
+    const got = await connection.response();
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "d-1",
+      method: "hooks/capabilities",
+      params: { protocolVersion: "draft" },
+    });
+    await connection.write(
+      head("POST", "/intercept", {
+        "Content-Type": "application/json",
+        "Content-Length": Buffer.byteLength(body),
+      }) + body,
+    );
+    const discovery = await connection.response();
+    connection.close();
+    assert.equal(got?.status, 200);
+    assert.match(got?.headers["content-type"] ?? "", /^application\/json/);
+    const manifest = (
+      (JSON.parse(discovery?.body ?? "") as JsonObject)["result"] as JsonObject
+    )["manifest"] as JsonObject;
+    const toolBefore = (manifest["events"] as JsonObject[]).filter(
+      (entry) =>
+        entry["event"] === "tool.before" &&
+        (entry["modes"] as string[]).includes("intercept"),
+    );
+    assert.equal(toolBefore.length, 1);
+    assert.deepEqual(
+      JSON.parse(got?.body ?? ""),
+      toolBefore[0]?.["capabilities"],
+    );
+    assert.equal((await receipts(ready)).length, before);
+  });
+
   test("an intercept is received, held until /release, then replied; the release is sticky", async () => {
     const before = (await receipts(ready)).length;
     const pending = post(ready.endpoint ?? "", req("held:a"));

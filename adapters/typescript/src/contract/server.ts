@@ -98,7 +98,12 @@ export interface ServerBehaviour {
    * text: validation is deterministic).
    */
   handle(message: Json, text: string): Reply | Promise<Reply>;
-  /** The answer to `GET /capabilities` (upstream clients' discovery). */
+  /**
+   * The answer to `GET /capabilities` (upstream clients' discovery): the bare
+   * capabilities object (`getCapabilities`) of the `tool.before` entry of the
+   * manifest this server answers `hooks/capabilities` with, never an
+   * envelope. It is never receipted: no message is handled for it.
+   */
   capabilities(): JsonObject;
 }
 

@@ -1,11 +1,12 @@
-// The discovery manifests a server answers to `hooks/capabilities` and
-// `GET /capabilities`. The core and lifecycle suites': the nine core
-// boundaries, intercept mode, with the effects, modify targets and flow
-// operations each event defines. The catalogue suite's (docs/CATALOGUE.md,
-// "Discovery"): every catalogue event type but `hook.failure`, observable,
-// three of them also interceptable.
+// The discovery manifests a server answers to `hooks/capabilities`, and the
+// bare capabilities object `GET /capabilities` answers (`getCapabilities`).
+// The core and lifecycle suites': the nine core boundaries, intercept mode,
+// with the effects, modify targets and flow operations each event defines.
+// The catalogue suite's (docs/CATALOGUE.md, "Discovery"): every catalogue
+// event type but `hook.failure`, observable, three of them also
+// interceptable.
 
-import type { Json, JsonObject } from "./json.js";
+import { cloneJson, isObject, type Json, type JsonObject } from "./json.js";
 
 interface EventEntry {
   readonly event: string;
@@ -188,6 +189,34 @@ export function catalogueManifest(): JsonObject {
     managedPolicy: { scopes: ["user", "project"], disableable: true },
     correlationIdentityFields: ["session.id", "call.id"],
   };
+}
+
+/** The event whose capabilities `GET /capabilities` answers. */
+export const GET_CAPABILITIES_EVENT = "tool.before";
+
+/**
+ * What `GET /capabilities` answers: the `capabilities` object of the
+ * `manifest` entry for `tool.before` whose `modes` include `intercept`, as it
+ * is (a copy), not a JSON-RPC envelope: upstream clients validate the answer
+ * against `capabilities.schema.json`. A manifest without such an entry
+ * answers its first intercept entry's capabilities (every manifest here has
+ * one); one without any intercept entry is an error.
+ */
+export function getCapabilities(manifest: JsonObject): JsonObject {
+  const events = manifest["events"];
+  const intercepts = (Array.isArray(events) ? events : []).filter(
+    (entry): entry is JsonObject =>
+      isObject(entry) &&
+      Array.isArray(entry["modes"]) &&
+      entry["modes"].includes("intercept") &&
+      isObject(entry["capabilities"]),
+  );
+  const chosen =
+    intercepts.find((entry) => entry["event"] === GET_CAPABILITIES_EVENT) ??
+    intercepts[0];
+  if (chosen === undefined)
+    throw new Error("the manifest has no intercept entry");
+  return cloneJson(chosen["capabilities"] as JsonObject);
 }
 
 /** A `hooks/capabilities` success response for `id` announcing `manifest`. */

@@ -25,7 +25,11 @@ import {
 } from "../sdk/codec.js";
 import { hasKey, isObject, type Json, type JsonObject } from "../sdk/json.js";
 import { LineageChecker } from "../sdk/lineage.js";
-import { catalogueManifest, discoveryResponse } from "../sdk/manifest.js";
+import {
+  catalogueManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import { eventOf } from "../sdk/observe.js";
 import { evaluateRegistration } from "../sdk/registration.js";
 import type { SchemaSet } from "../sdk/schemas.js";
@@ -368,8 +372,9 @@ export class CatalogueBehaviour implements ServerBehaviour {
     private readonly schemas: SchemaSet,
   ) {}
 
+  /** M's `tool.before` capabilities, unrecorded: it is no request a client sent. */
   capabilities(): JsonObject {
-    return discoveryResponse("discovery", catalogueManifest());
+    return getCapabilities(catalogueManifest());
   }
 
   handle(message: Json): Reply {

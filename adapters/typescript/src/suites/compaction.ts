@@ -38,7 +38,11 @@ import {
   type Json,
   type JsonObject,
 } from "../sdk/json.js";
-import { discoveryResponse } from "../sdk/manifest.js";
+import {
+  discoveryManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import { eventIdOf, eventOf } from "../sdk/observe.js";
 import type { SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
@@ -722,7 +726,7 @@ export class CompactionBehaviour implements ServerBehaviour {
   ) {}
 
   capabilities(): JsonObject {
-    return discoveryResponse("discovery");
+    return getCapabilities(discoveryManifest());
   }
 
   handle(message: Json): Reply {

@@ -22,7 +22,11 @@ import {
   postForm,
 } from "../sdk/httpTransport.js";
 import { hasKey, isObject, type Json, type JsonObject } from "../sdk/json.js";
-import { discoveryResponse } from "../sdk/manifest.js";
+import {
+  discoveryManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import {
   byText,
   loadSchemas,
@@ -261,7 +265,7 @@ export class CoreBehaviour implements ServerBehaviour {
   }
 
   capabilities(): JsonObject {
-    return discoveryResponse("discovery");
+    return getCapabilities(discoveryManifest());
   }
 
   handle(message: Json, text: string): Reply | Promise<Reply> {

@@ -52,7 +52,11 @@ import {
   type Json,
   type JsonObject,
 } from "../sdk/json.js";
-import { discoveryResponse } from "../sdk/manifest.js";
+import {
+  discoveryManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import type { SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { within } from "../sdk/stdioTransport.js";
@@ -761,7 +765,7 @@ export class ElicitationBehaviour implements ServerBehaviour {
   ) {}
 
   capabilities(): JsonObject {
-    return discoveryResponse("discovery");
+    return getCapabilities(discoveryManifest());
   }
 
   handle(message: Json): Reply {

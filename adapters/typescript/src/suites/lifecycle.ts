@@ -38,7 +38,11 @@ import {
   type Json,
   type JsonObject,
 } from "../sdk/json.js";
-import { discoveryResponse } from "../sdk/manifest.js";
+import {
+  discoveryManifest,
+  discoveryResponse,
+  getCapabilities,
+} from "../sdk/manifest.js";
 import {
   bodyRefs,
   eventIdOf,
@@ -1105,7 +1109,7 @@ export class LifecycleBehaviour implements ServerBehaviour {
   ) {}
 
   capabilities(): JsonObject {
-    return discoveryResponse("discovery");
+    return getCapabilities(discoveryManifest());
   }
 
   handle(message: Json): Reply | Promise<Reply> {
