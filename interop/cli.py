@@ -100,6 +100,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SUITE",
         help=f"one or more of {', '.join(SUITES)}, or all (default: all)",
     )
+    matrix.add_argument(
+        "--spec",
+        type=Path,
+        metavar="PATH",
+        help="a checkout of the spec repository (agenthooksprotocol/agent-hooks-protocol): "
+        "contract v1 adapters get its schema/draft as schemaDir and AHP_SCHEMA_DIR "
+        "(default: this project's schemas, with a warning)",
+    )
     matrix.add_argument("--clients", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument("--servers", nargs="+", metavar="NAME", help="default: every adapter")
     matrix.add_argument(
@@ -616,6 +624,7 @@ def _matrix(
         repeat=args.repeat,
         known=load_known(args.known_failures) if args.known_failures.exists() else None,
         whole_grid=_whole_grid(args, adapters, pool, runs, selection),
+        spec=args.spec.resolve() if args.spec is not None else None,
     )
     if not options.clients or not options.servers:
         raise ManifestError("no adapters found: nothing to run")

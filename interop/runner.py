@@ -10,6 +10,7 @@ ran is `not-run`.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import resource
 import subprocess
@@ -102,23 +103,48 @@ class MatrixOptions:
     # every suite, adapter, transport and auth mode, no selection: a known-failures
     # pattern that matches nothing is then an error
     whole_grid: bool = False
+    spec: Path | None = None  # --spec: a checkout of the spec, whose schemas v1 adapters get
 
 
 def _meta(options: MatrixOptions, adapters: dict[str, Adapter]) -> dict[str, Any]:
+    spec = spec_schemas(options.spec) if options.spec is not None else None
     return {
         "suites": [run.name for run in options.suites],
         "profile": options.profile,
         **({"selection": options.selection.as_json()} if options.selection.active else {}),
         "revision": _revision(),
+        **({"specSchemas": schemas_digest(spec)} if spec is not None else {}),
         "adapters": {
             name: {
                 "language": adapters[name].language,
                 "blind": adapters[name].blind,
+                "contract": "ours" if adapters[name].blind else "v1",
+                "schemas": "spec" if spec is not None and not adapters[name].blind else "ours",
                 **({"version": adapters[name].version} if adapters[name].version else {}),
             }
             for name in sorted(set(options.clients) | set(options.servers))
         },
     }
+
+
+def spec_schemas(spec: Path) -> Path:
+    """The canonical schemas of a spec checkout (`--spec PATH`): PATH/schema/draft."""
+    folder = spec / "schema" / "draft"
+    if not any(folder.glob("*.schema.json")):
+        raise UsageError(
+            f"--spec {spec}: no {folder}/*.schema.json; give a checkout of the spec "
+            "repository (agenthooksprotocol/agent-hooks-protocol)"
+        )
+    return folder.resolve()
+
+
+def schemas_digest(folder: Path) -> str:
+    """`sha256:` of the schema files' names and bytes, in name order (the report names
+    the schemas a run handed out without a path)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.json")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return "sha256:" + digest.hexdigest()
 
 
 def _revision() -> str:
@@ -342,6 +368,20 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                 f"adapter {name!r} does not support the {options.profile!r} trust profile "
                 f"(its manifest declares {', '.join(adapter.profiles)}){hint}"
             )
+    if options.spec is not None:
+        spec_schemas(options.spec)  # refused before anything starts
+    else:
+        v1 = sorted(n for n in {*options.clients, *options.servers} if not adapters[n].blind)
+        if v1:
+            print(
+                f"warning: no --spec: the contract v1 adapter(s) {', '.join(v1)} get this "
+                "project's schemas (schemas/draft, also as AHP_SCHEMA_DIR), which differ from "
+                "the spec's in places (content references, elicitation items, definition "
+                "names): an SDK built for the spec may reject valid traffic, or accept what "
+                "the spec refuses. Pass --spec PATH (a checkout of agent-hooks-protocol) to "
+                "hand them the spec's own schemas, as upstream drivers do.",
+                file=sys.stderr,
+            )
     paths = check_output(options.output)
     combinations = expand(options.clients, options.servers, options.transports, options.auth)
     outcomes: list[Outcome] = []
@@ -389,6 +429,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             profile=options.profile,
             timeouts=options.timeouts,
             server_reuse=options.server_reuse,
+            spec_schemas=spec_schemas(options.spec) if options.spec is not None else None,
         ) as ctx:
             try:
                 repeats: list[list[Outcome]] = []

@@ -35,7 +35,7 @@ from interop.contract.manifest import Adapter, AdapterDir, ManifestError, load_m
 from interop.jsonvalue import JsonError, dumps_canonical, loads
 from interop.results import ERRORS, Status
 from interop.runtime import process
-from interop.runtime.client import CANONICAL_SCHEMAS, run_client
+from interop.runtime.client import run_client
 from interop.runtime.context import RunContext, Timeouts, run_context, write_json
 from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError
@@ -341,7 +341,7 @@ def _stdio_checks(
             "readinessFile": str(home / "ready" / "readiness.json"),
             "scenarioFile": str(rows_file),
             "auth": auth,
-            "schemaDir": str(CANONICAL_SCHEMAS),
+            "schemaDir": str(ctx.schema_dir(adapter)),
         },
     )
     command = [*adapter.commands["server"], "--config", str(config)]

@@ -11,15 +11,12 @@ from typing import Any
 
 import psutil
 
-from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.contract.manifest import Adapter
 from interop.jsonvalue import JsonError, load_file
 from interop.results import CombinationError
 from interop.runtime import process, relay
 from interop.runtime.context import RunContext, write_json
-
-CANONICAL_SCHEMAS = ROOT / "schemas" / "draft"
 
 
 def stdio_server(
@@ -44,7 +41,7 @@ def stdio_server(
         "readinessFile": str(home / "ready" / "readiness.json"),
         "scenarioFile": str(scenario_file),
         "auth": server_auth,
-        "schemaDir": str(CANONICAL_SCHEMAS),
+        "schemaDir": str(ctx.schema_dir(server)),
     }
     config.update(extra or {})
     command = list(server.commands[command_key])
@@ -105,7 +102,7 @@ def run_client(
         "reportFile": str(report_file),
         "auth": client_auth,
         "timeoutMs": int(ctx.timeouts.client * 1000 / 4),
-        "schemaDir": str(CANONICAL_SCHEMAS),
+        "schemaDir": str(ctx.schema_dir(adapter)),
         "language": adapter.language,
     }
     if tls is not None:

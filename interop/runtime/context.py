@@ -19,6 +19,9 @@ from interop.redact import Redactor
 from interop.runtime import interrupts, process
 from interop.trust import Trust
 
+OUR_SCHEMAS = ROOT / "schemas" / "draft"
+SCHEMA_DIR_VARIABLE = "AHP_SCHEMA_DIR"  # where upstream SDKs look for the canonical schemas
+
 
 @dataclass
 class Timeouts:
@@ -39,8 +42,18 @@ class RunContext:
     profile: str
     timeouts: Timeouts
     server_reuse: bool = True
+    # the spec's canonical schemas (`--spec PATH`: PATH/schema/draft), handed to
+    # contract v1 adapters as upstream drivers hand theirs; None: ours for everyone
+    spec_schemas: Path | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
     _counter: itertools.count[int] = field(default_factory=itertools.count)
+
+    def schema_dir(self, adapter: Any) -> Path:
+        """The canonical schemas an adapter is handed (its config's `schemaDir`): the
+        spec's for a contract v1 adapter when `--spec` gave them, else ours."""
+        if self.spec_schemas is not None and not adapter.blind:
+            return self.spec_schemas
+        return OUR_SCHEMAS
 
     def unique(self, prefix: str) -> Path:
         path = self.work / f"{prefix}-{next(self._counter)}"
@@ -64,7 +77,13 @@ def write_json(path: Path, value: Any) -> Path:
 
 @contextmanager
 def run_context(
-    *, logs: Path, auth: list[str], profile: str, timeouts: Timeouts, server_reuse: bool = True
+    *,
+    logs: Path,
+    auth: list[str],
+    profile: str,
+    timeouts: Timeouts,
+    server_reuse: bool = True,
+    spec_schemas: Path | None = None,
 ) -> Iterator[RunContext]:
     """One run's shared state: temp dir, trust, issuer, process registry, signals.
 
@@ -76,6 +95,9 @@ def run_context(
     process.become_subreaper()
     redactor = Redactor()
     registry = process.Registry()
+    # Every adapter process (and the stdio servers its clients start) finds the same
+    # canonical schemas through the variable upstream SDKs read; ours read `schemaDir`.
+    registry.environment[SCHEMA_DIR_VARIABLE] = str(spec_schemas or OUR_SCHEMAS)
     redactor.add_path(str(ROOT), "<repo>")
     logs.mkdir(parents=True, exist_ok=True)
     with interrupts.handled():
@@ -100,6 +122,7 @@ def run_context(
                 profile=profile,
                 timeouts=timeouts,
                 server_reuse=server_reuse,
+                spec_schemas=spec_schemas,
             )
         finally:
             with interrupts.deferred():

@@ -317,6 +317,7 @@ class Registry:
         self.started = 0  # processes this run started (the bench's count; adapters' own not)
         # CPU seconds of the processes that exited by themselves, by adapter and role
         self.cpu: dict[str, dict[str, float]] = {}
+        self.environment: dict[str, str] = {}  # set in every process it starts
 
     def spawn(
         self,
@@ -328,7 +329,11 @@ class Registry:
     ) -> Spawned:
         """`spawn` under `owner`, unless the run is being torn down (RunCancelled).
         With `adapter`, the process's CPU is counted under it and its label
-        (`cpu`) when `wait_exit` sees it exit."""
+        (`cpu`) when `wait_exit` sees it exit. `environment` is set in every
+        process's environment, over the inherited or given one."""
+        if self.environment:
+            base = options.get("env")
+            options["env"] = {**(os.environ if base is None else base), **self.environment}
         with self._lock:
             if self.closed:
                 raise RunCancelled(f"not starting {options.get('label', 'a process')}: interrupted")

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.contract.manifest import Adapter
 from interop.jsonvalue import JsonError, load_file
@@ -67,7 +66,7 @@ class Server:
             "readinessFile": str(self.readiness_file),
             "scenarioFile": str(self.scenario_file),
             "auth": auth,
-            "schemaDir": str(ROOT / "schemas" / "draft"),
+            "schemaDir": str(self.ctx.schema_dir(self.adapter)),
         }
         if tls is not None:
             config["tls"] = tls

@@ -90,7 +90,7 @@ def _plain(case: Case) -> bool:
 def positive_expected(route: str) -> dict[str, Any]:
     return {
         "status": 200,
-        "answer": "the scenario's response" if route == "intercept" else "a capabilities response",
+        "answer": "the scenario's response" if route == "intercept" else "a capabilities object",
         "receipts": 1 if route == "intercept" else 0,
     }
 
@@ -117,10 +117,8 @@ def judge_positive(
         return row
     if route == "intercept" and not strict_equal(body, response):
         row.error = "PositiveFailed: the answer is not the scenario's response"
-    elif route == "capabilities" and (
-        issue := _canonical().issue("capabilities-response.schema.json", body)
-    ):
-        row.error = f"PositiveFailed: the capabilities answer is invalid: {issue}"
+    elif route == "capabilities" and (issue := _capabilities_issue(body)):
+        row.error = f"PositiveFailed: {issue}"
     elif route == "intercept" and receipt_delta != 1:
         row.error = f"PositiveFailed: {receipt_delta} receipts for one served request"
     elif not healthy:
@@ -167,3 +165,16 @@ def judge_client_control(
             "need a client that sends to a peer it should trust"
         )
     return row
+
+
+def _capabilities_issue(body: Any) -> str | None:
+    """What is wrong with a `GET /capabilities` answer: it is the bare capabilities
+    object contract v1 clients read (upstream `test_auth_matrix.py` validates it against
+    `capabilities.schema.json`), not a JSON-RPC envelope."""
+    if isinstance(body, dict) and "jsonrpc" in body:
+        return (
+            "the discovery answer is a JSON-RPC envelope where a capabilities object was "
+            "expected (GET /capabilities answers the object itself, docs/CONTRACT.md)"
+        )
+    issue = _canonical().issue("capabilities.schema.json", body)
+    return f"the capabilities answer is invalid: {issue}" if issue else None

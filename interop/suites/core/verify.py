@@ -104,6 +104,14 @@ def _describe(path: str, expected: Any, actual: Any) -> str:
     return f"{path}: expected {shown(expected)}, got {shown(actual)}"
 
 
+def _delivered(entry: dict[str, Any]) -> bool:
+    """Whether a client's result says the row's request was sent and its answer applied."""
+    status = entry.get("status")
+    if status in ("completed", "passed"):
+        return True
+    return status == Status.FAILED and entry.get("actual") is not None
+
+
 def verify_set(
     scenario_set: ScenarioSet,
     *,
@@ -128,16 +136,27 @@ def verify_set(
         errors.extend(report_errors)
     elif not errors:  # a client that never ran (its server did not start) wrote nothing
         errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    # A client following contract v1 exits nonzero when one of its rows failed;
-    # the rows themselves say which, so only blind clients must exit 0.
-    if client_exit not in (0, None) and blind:
+    # A client following contract v1 exits 1 when one of its rows failed; the rows
+    # themselves say which, so only blind clients must exit 0. Any other status (2,
+    # a signal) is a failure of either.
+    if client_exit not in (0, None) and (blind or client_exit != 1):
         errors.append(
             CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
         )
+    unreceipted: set[str] = set()  # rows the client could not deliver, never receipted
     if report is not None and wire:
-        sent = {
-            i for i, e in entries.items() if i in scenarios and e.get("status") != "unsupported"
-        }
+        # The rows the client says it delivered and applied must each be receipted (a
+        # missing one fails the combination: the client claims what never happened).
+        # A row it reports failed with nothing applied (e.g. the server answered HTTP
+        # 400) fails on its own, and a missing receipt is said on that row.
+        sent = {i for i, e in entries.items() if i in scenarios and _delivered(e)}
+        if receipts is not None:
+            seen = {r.get("id") for r in receipts if isinstance(r, dict)}
+            unreceipted = {
+                i
+                for i, e in entries.items()
+                if i in scenarios and i not in sent and e.get("status") == Status.FAILED
+            } - seen
         if receipts is None:
             errors.append(
                 CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")
@@ -168,8 +187,10 @@ def verify_set(
             row.error = "no result"
         elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
             row.status = Status(row.adapter_status)
-        elif row.adapter_status == Status.FAILED and (blind or "actual" not in entry):
+        elif row.adapter_status == Status.FAILED and (blind or entry.get("actual") is None):
             row.error = row.error or "the client reported a failure"
+            if scenario.id in unreceipted:
+                row.error += " (the server never receipted the request)"
         else:  # a v1 client's own passed or failed is a diagnostic: its actual is judged
             if not blind:
                 _, unasserted = asserted(scenario, blind)
