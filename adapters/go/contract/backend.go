@@ -53,6 +53,10 @@ type Backend struct {
 	Receipts *Receipts
 	Barriers *Barriers
 	Methods  map[string]Method
+	// Manifest is the discovery manifest hooks/capabilities is answered with
+	// (default sdk.DiscoveryManifest); GET /capabilities answers its
+	// tool.before capabilities.
+	Manifest func() map[string]any
 
 	mu        sync.RWMutex
 	scenarios map[string]Scenario
@@ -60,7 +64,8 @@ type Backend struct {
 
 // NewBackend makes a backend with the given rows.
 func NewBackend(receipts *Receipts, rows []Scenario) (*Backend, error) {
-	b := &Backend{Receipts: receipts, Barriers: NewBarriers(), Methods: map[string]Method{}}
+	b := &Backend{Receipts: receipts, Barriers: NewBarriers(), Methods: map[string]Method{},
+		Manifest: sdk.DiscoveryManifest}
 	if err := b.Load(rows); err != nil {
 		return nil, err
 	}

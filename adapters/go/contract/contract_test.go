@@ -234,3 +234,48 @@ func TestStdioPeerKillsTheGroup(t *testing.T) {
 	}
 	t.Fatalf("grandchild %d survived Close", pid)
 }
+
+// GET /capabilities answers the bare capabilities of the tool.before
+// intercept entry of the backend's manifest (wherever it stands), after
+// authentication, and is never dispatched: no receipt.
+func TestGetCapabilitiesAnswersTheBackendManifest(t *testing.T) {
+	b := backend(t)
+	b.Manifest = func() map[string]any {
+		v, _ := sdk.Decode([]byte(`{"events": [
+			{"event": "tool.after", "modes": ["intercept"], "capabilities": {"effects": ["message"]}},
+			{"event": "tool.before", "modes": ["observe", "intercept"], "capabilities": {"effects": ["deny"]}}]}`))
+		return v.(map[string]any)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	srv := httptest.NewServer(&AHPHandler{Backend: b, Policy: &sdk.ServerPolicy{Mode: "bearer", Token: "tok"}, Shutdown: stop})
+	defer srv.Close()
+	get := func(path string, auth bool) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if auth {
+			req.Header.Set("Authorization", "Bearer tok")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(data)
+	}
+	if status, _, body := get("/capabilities", false); status != 401 || body != "" {
+		t.Errorf("unauthenticated: %d %q", status, body)
+	}
+	if status, kind, body := get("/capabilities", true); status != 200 || kind != "application/json" || body != `{"effects":["deny"]}` {
+		t.Errorf("GET /capabilities: %d %q %s", status, kind, body)
+	}
+	if status, _, _ := get("/other", true); status != 404 {
+		t.Errorf("GET /other: %d", status)
+	}
+	snap := b.Receipts.Snapshot()
+	for _, kind := range []string{"requests", "discovery", "notifications"} {
+		if len(snap[kind].([]any)) != 0 {
+			t.Errorf("receipts: %s", sdk.EncodeString(snap))
+		}
+	}
+}

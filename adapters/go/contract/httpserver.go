@@ -19,14 +19,15 @@ const (
 	idleTimeout = 120 * time.Second
 )
 
-// Discovery is the message GET /capabilities stands for.
+// Discovery is the one hooks/capabilities request a catalogue client sends.
 func Discovery() map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": "discovery", "method": "hooks/capabilities",
 		"params": map[string]any{"protocolVersion": "draft"}}
 }
 
 // AHPHandler is the AHP endpoint: POST of any JSON-RPC message on any path,
-// GET /capabilities; authentication from the headers before any body byte.
+// GET /capabilities (the bare capabilities object, never a receipt);
+// authentication from the headers before any body byte.
 type AHPHandler struct {
 	Backend  *Backend
 	Policy   *sdk.ServerPolicy
@@ -48,7 +49,10 @@ func (h *AHPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		h.send(w, r, h.Backend.Dispatch(Discovery()))
+		// The bare capabilities object upstream clients read (validated against
+		// capabilities.schema.json), not a JSON-RPC envelope; never dispatched,
+		// so never recorded: it is no hooks/capabilities request a client sent.
+		writeJSON(w, http.StatusOK, sdk.GetCapabilities(h.Backend.Manifest()))
 	case http.MethodPost:
 		body, status := readBody(w, r)
 		if status != 0 {

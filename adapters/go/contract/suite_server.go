@@ -31,12 +31,10 @@ type SuiteAnswer struct {
 // SuiteDispatcher answers one parsed AHP message.
 type SuiteDispatcher interface {
 	Dispatch(msg any) SuiteAnswer
-}
-
-// CapabilitiesGetter is a dispatcher that answers GET /capabilities itself
-// (else it is dispatched as the discovery request a client would send).
-type CapabilitiesGetter interface {
-	GetCapabilities() SuiteAnswer
+	// Manifest is the discovery manifest whose tool.before capabilities GET
+	// /capabilities answers (the one hooks/capabilities is answered with);
+	// that answer is never dispatched, so never recorded.
+	Manifest() map[string]any
 }
 
 // SuiteServer is a lifecycle-style server process: the entry log, the held
@@ -182,11 +180,8 @@ func (h *suiteHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		if getter, ok := h.server.Backend.(CapabilitiesGetter); ok {
-			a = getter.GetCapabilities()
-		} else {
-			a = h.server.Backend.Dispatch(Discovery())
-		}
+		// the bare capabilities object upstream clients read, not an envelope
+		a = SuiteAnswer{Reply: sdk.GetCapabilities(h.server.Backend.Manifest()), HasReply: true}
 	case http.MethodPost:
 		body, status := readBody(w, r)
 		if status != 0 {

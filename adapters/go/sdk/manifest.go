@@ -35,9 +35,9 @@ func capabilitiesOf(b *Boundary) map[string]any {
 	return caps
 }
 
-// DiscoveryResult is the result of hooks/capabilities: the manifest of every
-// boundary this engine implements.
-func DiscoveryResult() map[string]any {
+// DiscoveryManifest is the manifest of every boundary this engine implements
+// (fresh at every call).
+func DiscoveryManifest() map[string]any {
 	events := []any{}
 	for _, b := range Boundaries() {
 		events = append(events, map[string]any{
@@ -45,19 +45,62 @@ func DiscoveryResult() map[string]any {
 		})
 	}
 	return map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"manifest": map[string]any{
-			"events":                    events,
-			"gaps":                      []any{},
-			"transports":                []any{"http", "stdio"},
-			"authentication":            []any{"bearer", "oauth"},
-			"toolPaths":                 []any{"native"},
-			"contentCategories":         []any{"text"},
-			"limits":                    map[string]any{},
-			"managedPolicy":             map[string]any{"scopes": []any{"user"}, "disableable": true},
-			"correlationIdentityFields": []any{"session.id", "call.id"},
-		},
+		"events":                    events,
+		"gaps":                      []any{},
+		"transports":                []any{"http", "stdio"},
+		"authentication":            []any{"bearer", "oauth"},
+		"toolPaths":                 []any{"native"},
+		"contentCategories":         []any{"text"},
+		"limits":                    map[string]any{},
+		"managedPolicy":             map[string]any{"scopes": []any{"user"}, "disableable": true},
+		"correlationIdentityFields": []any{"session.id", "call.id"},
 	}
+}
+
+// DiscoveryResult is the result of hooks/capabilities: DiscoveryManifest.
+func DiscoveryResult() map[string]any {
+	return map[string]any{"protocolVersion": ProtocolVersion, "manifest": DiscoveryManifest()}
+}
+
+// GetCapabilitiesEvent is the event whose capabilities GET /capabilities answers.
+const GetCapabilitiesEvent = "tool.before"
+
+// GetCapabilities is what GET /capabilities answers: the capabilities object
+// of the manifest's tool.before entry whose modes include "intercept", as it
+// is (a copy), not a JSON-RPC envelope: upstream clients validate the answer
+// against capabilities.schema.json. A manifest without such an entry answers
+// its first intercept entry's capabilities (every manifest here has one);
+// nil when it has no intercept entry at all.
+func GetCapabilities(manifest map[string]any) map[string]any {
+	events, _ := manifest["events"].([]any)
+	var first map[string]any
+	for _, e := range events {
+		entry, _ := e.(map[string]any)
+		modes, _ := entry["modes"].([]any)
+		caps, isObject := entry["capabilities"].(map[string]any)
+		if !isObject || !containsValue(modes, "intercept") {
+			continue
+		}
+		if entry["event"] == GetCapabilitiesEvent {
+			return Clone(caps).(map[string]any)
+		}
+		if first == nil {
+			first = caps
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return Clone(first).(map[string]any)
+}
+
+func containsValue(list []any, v any) bool {
+	for _, item := range list {
+		if item == v {
+			return true
+		}
+	}
+	return false
 }
 
 // CatalogueEventTypes is every event type of the protocol but hook.failure,

@@ -145,10 +145,18 @@ func Server(configPath string) (int, error) {
 	if err != nil {
 		return 2, &contract.ConfigError{File: settings.File, Field: "scenarioFile", Msg: err.Error()}
 	}
+	install(backend, schemas)
+	return contract.RunServer(settings, backend)
+}
+
+// install puts the core server's methods on backend: hooks/intercept and
+// hooks/capabilities (answered with sdk.DiscoveryResult, whose manifest is
+// the one GET /capabilities answers the tool.before capabilities of).
+func install(backend *contract.Backend, schemas *sdk.Schemas) {
 	m := &methods{schemas: schemas, backend: backend}
 	backend.Methods["hooks/intercept"] = m.intercept
 	backend.Methods["hooks/capabilities"] = m.discovery
-	return contract.RunServer(settings, backend)
+	backend.Manifest = sdk.DiscoveryManifest
 }
 
 type methods struct {

@@ -77,11 +77,10 @@ func (s *CatalogueServer) Dispatch(message any) (answer contract.SuiteAnswer) {
 	return reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
 }
 
-// GetCapabilities answers GET /capabilities (for upstream clients) with the
-// same manifest, unrecorded: it is no request a client sent.
-func (s *CatalogueServer) GetCapabilities() contract.SuiteAnswer {
-	return reply(map[string]any{"jsonrpc": "2.0", "id": "discovery", "result": sdk.CatalogueDiscoveryResult()})
-}
+// Manifest is M: GET /capabilities (for upstream clients) answers the bare
+// capabilities of its tool.before entry, unrecorded: it is no request a
+// client sent.
+func (s *CatalogueServer) Manifest() map[string]any { return sdk.CatalogueManifest() }
 
 // discovery answers hooks/capabilities with M (an invalid request -32602)
 // and records both just before the answer is written.

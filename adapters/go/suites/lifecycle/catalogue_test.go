@@ -83,11 +83,21 @@ func TestCatalogueReceiver(t *testing.T) {
 	if answer, _ = sdk.Decode([]byte(body)); status != 200 || !sdk.Equal(sdk.Path(answer, "error", "code"), contract.InvalidParams) {
 		t.Fatalf("an invalid discovery: %d %s", status, body)
 	}
+	// GET /capabilities: the bare capabilities of M's tool.before entry, unrecorded
 	resp, err := http.Get(r.ahp.URL + "/capabilities")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET /capabilities: %v", err)
 	}
+	data, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	first := sdk.CatalogueManifest()["events"].([]any)[0] // tool.before, intercept and observe
+	if got, _ := sdk.Decode(data); !sdk.Equal(sdk.Path(first, "event"), "tool.before") ||
+		!sdk.Equal(got, sdk.Path(first, "capabilities")) ||
+		!sdk.Equal(got, map[string]any{"effects": []any{"deny", "allow", "ask", "modify", "message", "flow"},
+			"modify": map[string]any{"input": map[string]any{"replace": true, "merge": true}},
+			"flow":   map[string]any{"operations": []any{"stop"}}}) {
+		t.Errorf("GET /capabilities: %s", data)
+	}
 	for _, probe := range []struct {
 		what, message string
 		status        int

@@ -123,6 +123,9 @@ func (s *CompactionServer) intercept(msg map[string]any) contract.SuiteAnswer {
 	return a
 }
 
+// Manifest is the core discovery manifest, as hooks/capabilities answers.
+func (s *CompactionServer) Manifest() map[string]any { return sdk.DiscoveryManifest() }
+
 // observe records every schema-valid hooks/observe and answers 204.
 func (s *CompactionServer) observe(msg map[string]any) contract.SuiteAnswer {
 	if problem := s.schemas.Check(ObserveNotification, msg); problem != "" {

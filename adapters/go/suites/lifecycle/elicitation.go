@@ -76,6 +76,12 @@ func (s *ElicitationServer) Dispatch(message any) (answer contract.SuiteAnswer) 
 	return reply(noEffect(id))
 }
 
+// Manifest is the adapter's core discovery manifest. This server answers no
+// hooks/capabilities itself (a POSTed one is judged as an intercept and
+// refused, docs/ELICITATION.md), so GET /capabilities answers that
+// manifest's tool.before capabilities, as the other suites' servers do.
+func (s *ElicitationServer) Manifest() map[string]any { return sdk.DiscoveryManifest() }
+
 // authenticatedSource is the scenario file's authenticatedSource.
 func authenticatedSource(settings *contract.SuiteServerSettings) (string, error) {
 	doc, err := contract.ReadJSON(settings.ScenarioFile)

@@ -117,6 +117,9 @@ func (s *Server) Dispatch(message any) (answer contract.SuiteAnswer) {
 	return reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
 }
 
+// Manifest is the core discovery manifest, as hooks/capabilities answers.
+func (s *Server) Manifest() map[string]any { return sdk.DiscoveryManifest() }
+
 func reply(v any) contract.SuiteAnswer { return contract.SuiteAnswer{Reply: v, HasReply: true} }
 
 func (s *Server) missingRefs(msg map[string]any) []string {
