@@ -189,6 +189,11 @@ impl SuiteDispatcher for Server {
     fn dispatch(&self, message: &Value) -> SuiteAnswer {
         route(message, |m| self.observe(m), |m| self.intercept(m))
     }
+
+    /// The core discovery manifest, as `hooks/capabilities` answers (`route`).
+    fn manifest(&self) -> Value {
+        ahp_sdk::manifest::manifest()
+    }
 }
 
 // ------------------------------------------------------------------ the client

@@ -123,6 +123,9 @@ pub fn server(config_path: &str) -> Result<i32, Failure> {
         "hooks/capabilities",
         Box::new(move |_, msg| discovery(&s, check_discovery, msg)),
     );
+    // the manifest `discovery` answers with: GET /capabilities answers its
+    // tool.before capabilities
+    backend.set_manifest(ahp_sdk::manifest::manifest);
     ahp_contract::server::run_server(&settings, Arc::new(backend))
 }
 

@@ -169,6 +169,14 @@ impl SuiteDispatcher for Server {
             ),
         }
     }
+
+    /// The adapter's core discovery manifest. This server answers no
+    /// `hooks/capabilities` itself (a POSTed one is judged as an intercept
+    /// and refused, docs/ELICITATION.md), so `GET /capabilities` answers that
+    /// manifest's `tool.before` capabilities, as the other suites' servers do.
+    fn manifest(&self) -> Value {
+        ahp_sdk::manifest::manifest()
+    }
 }
 
 // ------------------------------------------------------------------ the client

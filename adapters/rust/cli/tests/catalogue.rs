@@ -283,11 +283,19 @@ fn the_receiver_records_verdicts_and_discovery_only() {
     let endpoint = ready["endpoint"].as_str().unwrap();
     let base = endpoint.trim_end_matches("/intercept");
     let control = ready["controlEndpoint"].as_str().unwrap();
-    // GET /capabilities: the manifest, not recorded
+    // GET /capabilities: the bare capabilities of M's tool.before entry
+    // (intercept and observe), not the envelope; not recorded
     let (status, got) = exchange(&format!("{base}/capabilities"), "GET", None);
     assert_eq!(status, 200);
-    assert_eq!(got["id"], "discovery");
-    assert_eq!(got["result"]["protocolVersion"], "draft");
+    let m = read(&root().join("interop/suites/catalogue/manifest.json"));
+    assert_eq!(m["events"][0]["event"], "tool.before");
+    assert!(equal(&got, &m["events"][0]["capabilities"]));
+    assert!(equal(
+        &got,
+        &json!({"effects": ["deny", "allow", "ask", "modify", "message", "flow"],
+                "modify": {"input": {"replace": true, "merge": true}},
+                "flow": {"operations": ["stop"]}})
+    ));
     // hooks/capabilities on any path, recorded; an invalid one -32602, recorded too
     let request = json!({"jsonrpc": "2.0", "id": 7, "method": "hooks/capabilities",
                          "params": {"protocolVersion": "draft"}});

@@ -64,6 +64,10 @@ pub struct Backend {
     pub barriers: Barriers,
     methods: HashMap<String, Method>,
     scenarios: RwLock<HashMap<String, Scenario>>,
+    /// The discovery manifest `hooks/capabilities` is answered with (default
+    /// the core one); `GET /capabilities` answers its `tool.before`
+    /// capabilities.
+    manifest: fn() -> Value,
 }
 
 fn table(rows: Vec<Scenario>) -> Result<HashMap<String, Scenario>, String> {
@@ -87,11 +91,23 @@ impl Backend {
             barriers: Barriers::new(),
             methods: HashMap::new(),
             scenarios: RwLock::new(table(rows)?),
+            manifest: ahp_sdk::manifest::manifest,
         })
     }
 
     pub fn add_method(&mut self, name: &str, method: Method) {
         self.methods.insert(name.to_string(), method);
+    }
+
+    /// Sets the manifest `GET /capabilities` reads (the one the backend's
+    /// `hooks/capabilities` method answers with).
+    pub fn set_manifest(&mut self, manifest: fn() -> Value) {
+        self.manifest = manifest;
+    }
+
+    /// The discovery manifest (a fresh copy).
+    pub fn manifest(&self) -> Value {
+        (self.manifest)()
     }
 
     /// Replaces the scenario table.

@@ -48,13 +48,24 @@ impl Drop for Active {
     }
 }
 
-/// The message `GET /capabilities` stands for.
-pub fn discovery_message() -> Value {
-    json!({"jsonrpc": "2.0", "id": "discovery", "method": "hooks/capabilities", "params": {"protocolVersion": "draft"}})
+/// The answer to `GET /capabilities`: 200 with the bare capabilities object
+/// of `manifest`'s `tool.before` intercept entry (`get_capabilities`), never
+/// a JSON-RPC envelope (upstream clients validate it against
+/// `capabilities.schema.json`). It is no message: nothing is dispatched or
+/// recorded.
+pub fn capabilities_response(manifest: &Value) -> Response {
+    match ahp_sdk::manifest::get_capabilities(manifest) {
+        Some(caps) => Response::json(200, &caps),
+        None => {
+            crate::log("server", "the manifest has no intercept entry");
+            Response::new(500)
+        }
+    }
 }
 
 /// The AHP endpoint: POST of any JSON-RPC message on any path, GET
-/// /capabilities; authentication from the headers before any body byte.
+/// /capabilities (the bare capabilities object, never a receipt);
+/// authentication from the headers before any body byte.
 pub struct AhpHandler {
     pub backend: Arc<Backend>,
     /// None: no authentication at all (stdio has no listener)
@@ -86,9 +97,7 @@ impl Handler for AhpHandler {
             }
         }
         match req.method.as_str() {
-            "GET" if req.path == "/capabilities" => {
-                self.send(self.backend.dispatch(&discovery_message()))
-            }
+            "GET" if req.path == "/capabilities" => capabilities_response(&self.backend.manifest()),
             "GET" => Response::new(404),
             "POST" => {
                 let data = match body.read() {

@@ -85,11 +85,10 @@ impl SuiteAnswer {
 /// suite's part of a suite server.
 pub trait SuiteDispatcher: Send + Sync + 'static {
     fn dispatch(&self, msg: &Value) -> SuiteAnswer;
-    /// `GET /capabilities` over HTTP (None: the discovery request a client
-    /// would send is dispatched instead).
-    fn get_capabilities(&self) -> Option<SuiteAnswer> {
-        None
-    }
+    /// The discovery manifest whose `tool.before` capabilities `GET
+    /// /capabilities` answers over HTTP (the one `hooks/capabilities` is
+    /// answered with); that answer is never dispatched, so never recorded.
+    fn manifest(&self) -> Value;
 }
 
 /// What every part of a suite server shares.
@@ -323,10 +322,9 @@ impl Handler for SuiteHttpHandler {
             }
         }
         let a = match req.method.as_str() {
-            "GET" if req.path == "/capabilities" => match self.backend.get_capabilities() {
-                Some(a) => a,
-                None => dispatch(&*self.backend, &crate::server::discovery_message()),
-            },
+            "GET" if req.path == "/capabilities" => {
+                return crate::server::capabilities_response(&self.backend.manifest());
+            }
             "GET" => return Response::new(404),
             "POST" => {
                 let data = match body.read() {

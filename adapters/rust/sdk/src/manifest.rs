@@ -1,7 +1,9 @@
 //! The core server's discovery result: what it answers `hooks/capabilities`
-//! (and `GET /capabilities`) with: the nine boundaries of the core set in
-//! intercept mode, each with every effect, modify target and flow operation
-//! the protocol allows there (as the Go and Python servers answer).
+//! with: the nine boundaries of the core set in intercept mode, each with
+//! every effect, modify target and flow operation the protocol allows there
+//! (as the Go and Python servers answer). `GET /capabilities` answers the
+//! bare capabilities object of a manifest's `tool.before` entry
+//! (`get_capabilities`).
 
 use crate::boundaries::{Boundary, BOUNDARIES};
 use serde_json::{json, Map, Value};
@@ -66,6 +68,37 @@ pub fn manifest() -> Value {
 /// The result of `hooks/capabilities`: `{"protocolVersion": "draft", "manifest": {...}}`.
 pub fn discovery_result() -> Value {
     json!({"protocolVersion": PROTOCOL_VERSION, "manifest": manifest()})
+}
+
+/// The event whose capabilities `GET /capabilities` answers.
+pub const GET_CAPABILITIES_EVENT: &str = "tool.before";
+
+/// What `GET /capabilities` answers: the `capabilities` object of the
+/// `manifest` entry for `tool.before` whose `modes` include `intercept`, as it
+/// is (a copy), not a JSON-RPC envelope: upstream clients validate the answer
+/// against `capabilities.schema.json`. A manifest without such an entry
+/// answers its first intercept entry's capabilities (every manifest here has
+/// one); None when it has no intercept entry at all.
+pub fn get_capabilities(manifest: &Value) -> Option<Value> {
+    let intercepts: Vec<&Map<String, Value>> = manifest
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .filter(|entry| {
+            entry
+                .get("modes")
+                .and_then(Value::as_array)
+                .is_some_and(|modes| modes.iter().any(|m| m == "intercept"))
+                && entry.get("capabilities").is_some_and(Value::is_object)
+        })
+        .collect();
+    let chosen = intercepts
+        .iter()
+        .find(|entry| entry.get("event").and_then(Value::as_str) == Some(GET_CAPABILITIES_EVENT))
+        .or(intercepts.first())?;
+    chosen.get("capabilities").cloned()
 }
 
 /// Every event type of the protocol but `hook.failure`, in the order of

@@ -1,8 +1,8 @@
 //! The core server's discovery result.
 
 use ahp_sdk::engine::supports;
-use ahp_sdk::manifest::discovery_result;
-use ahp_sdk::schemas::{Schemas, CAPABILITIES_RESPONSE};
+use ahp_sdk::manifest::{catalogue_manifest, discovery_result, get_capabilities, manifest};
+use ahp_sdk::schemas::{Schemas, CAPABILITIES, CAPABILITIES_RESPONSE};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -19,6 +19,46 @@ fn the_discovery_result_is_a_valid_capabilities_response() {
     assert_eq!(schemas.check(CAPABILITIES_RESPONSE, &wrapped), None);
     // fresh at every call
     assert_eq!(discovery_result(), result);
+}
+
+/// `GET /capabilities` answers exactly the capabilities of the `tool.before`
+/// intercept entry, a copy, valid under the canonical capabilities.schema.json
+/// (what upstream clients validate), for the core manifest and `M`.
+#[test]
+fn get_capabilities_is_the_bare_tool_before_capabilities() {
+    let schemas = Schemas::load(&root().join("schemas/draft")).unwrap();
+    assert_eq!(discovery_result()["manifest"], manifest());
+    for m in [manifest(), catalogue_manifest()] {
+        let entries: Vec<&Value> = m["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e["event"] == "tool.before"
+                    && e["modes"].as_array().unwrap().contains(&json!("intercept"))
+            })
+            .collect();
+        assert_eq!(entries.len(), 1);
+        let mut got = get_capabilities(&m).unwrap();
+        assert_eq!(got, entries[0]["capabilities"]);
+        assert!(got.get("jsonrpc").is_none());
+        assert_eq!(schemas.check(CAPABILITIES, &got), None);
+        got["effects"] = json!([]);
+        assert_ne!(got, entries[0]["capabilities"], "a copy");
+    }
+}
+
+#[test]
+fn get_capabilities_without_tool_before_is_the_first_intercept_entry() {
+    let m = json!({"events": [
+        {"event": "tool.before", "modes": ["observe"]},
+        {"event": "turn.start", "modes": ["intercept"], "capabilities": {"effects": ["deny"]}},
+        {"event": "tool.after", "modes": ["intercept"], "capabilities": {"effects": []}}]});
+    assert_eq!(get_capabilities(&m), Some(json!({"effects": ["deny"]})));
+    assert_eq!(
+        get_capabilities(&json!({"events": [{"event": "tool.before", "modes": ["observe"]}]})),
+        None
+    );
 }
 
 #[test]

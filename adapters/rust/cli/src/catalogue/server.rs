@@ -4,7 +4,8 @@
 //! is written (an invalid request: `-32602`, recorded too); every
 //! `hooks/observe` judged schema, then lineage, its verdict recorded before
 //! the answer (`rejected` 400 / 409, `observed` 202; over stdio never
-//! answered); `GET /capabilities` answered and not recorded; any other
+//! answered); `GET /capabilities` answered with the bare capabilities of
+//! `M`'s `tool.before` entry and not recorded; any other
 //! request `-32601`, any other notification 204, neither recorded.
 
 use std::sync::{Arc, Mutex};
@@ -166,9 +167,10 @@ impl SuiteDispatcher for Server {
         ))
     }
 
-    /// For upstream clients: the same manifest, not recorded (it is no
+    /// `M`: `GET /capabilities` (for upstream clients) answers the bare
+    /// capabilities of its `tool.before` entry, not recorded (it is no
     /// request a client sent).
-    fn get_capabilities(&self) -> Option<SuiteAnswer> {
-        Some(SuiteAnswer::reply(discovery_response(&json!("discovery"))))
+    fn manifest(&self) -> Value {
+        ahp_sdk::manifest::catalogue_manifest()
     }
 }

@@ -253,6 +253,11 @@ impl SuiteDispatcher for Server {
     fn dispatch(&self, message: &Value) -> SuiteAnswer {
         route(message, |m| self.observe(m), |m| self.intercept(m))
     }
+
+    /// The core discovery manifest, as `hooks/capabilities` answers (`route`).
+    fn manifest(&self) -> Value {
+        ahp_sdk::manifest::manifest()
+    }
 }
 
 /// The routing of a suite server whose only AHP methods are `hooks/observe`
