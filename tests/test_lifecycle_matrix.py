@@ -59,9 +59,19 @@ def test_upstream_shaped_checkout_passes_under_compat(tmp_path: Path) -> None:
         "compat",
     )
     assert code == 0, report["summary"]
-    assert report["summary"]["combinations"]["passed"] == 2
+    # our [ext] rows are unsupported for a v1 adapter, naming the extension; no row fails
+    assert report["summary"]["combinations"]["unsupported"] == 2
     assert report["summary"]["rows"]["failed"] == 0
+    unsupported = [
+        row
+        for combination in report["combinations"]
+        for block in combination["results"].values()
+        for row in block["rows"]
+        if row["status"] == "unsupported"
+    ]
+    assert unsupported and all("operational failures" in row["error"] for row in unsupported)
     assert report["adapters"]["upstream-shaped"]["language"] == "upstream-shaped"
+    assert report["adapters"]["upstream-shaped"]["contract"] == "v1"
 
 
 def test_an_altered_expectation_fails_exactly_its_row(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,10 @@ TRANSPORTS = ("http", "stdio")
 FAULTS = ("server-error", "malformed", "timeout")  # docs/LIFECYCLE.md [ext]
 OBSERVE_FAULTS = (None, "silent")
 UNREACHABLE = "unreachable"
+OPERATIONAL_FAILURES = (
+    "the project extension 'operational failures' (scripted faults, deadlines, unreachable "
+    "backends, silent observers: docs/LIFECYCLE.md), which contract v1 adapters do not have"
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,26 @@ class LifecycleScenario:
 
     def request_id(self, key: str) -> str:
         return str(self.raw["requests"][key]["id"])
+
+    @property
+    def extension(self) -> str | None:
+        """The project extension the row needs, or None for a contract v1 row: scripted
+        faults, silent observers, deadlines and unreachable backends are ours
+        (docs/LIFECYCLE.md, "Operational failures, several backends, silent observers")."""
+        faulted = any(
+            isinstance(entry, dict) and "fault" in entry
+            for sequence in self.raw.get("responseSequences", {}).values()
+            for entry in sequence
+        )
+        chain = self.chain or {}
+        subscriptions = chain.get("subscriptions", [])
+        if (
+            faulted
+            or self.raw.get("observeFaults")
+            or any("timeoutMs" in s or s.get("backend") == UNREACHABLE for s in subscriptions)
+        ):
+            return OPERATIONAL_FAILURES
+        return None
 
     def uploads(self) -> list[Upload]:
         found = []
@@ -225,6 +250,16 @@ class LifecycleSet(MergeableSet):
     def for_transport(self, transport: str) -> list[LifecycleScenario]:
         return [s for s in self.scenarios if transport in s.transports]
 
+    def subset(self, rows: list[LifecycleScenario], suffix: str = "") -> LifecycleSet:
+        """These rows alone, as a set of their own (each keeps its set's name)."""
+        return dataclasses.replace(
+            self,
+            name=self.name + suffix,
+            scenarios=tuple(rows),
+            document={**self.document, "scenarios": [row.raw for row in rows]},
+            origins={row.id: self.origin(row.id) for row in rows},
+        )
+
     def write(self, path: Path, transport: str, *, blind: bool) -> Path:
         """The file an adapter gets: this transport's rows, without answers when blind."""
 
@@ -261,12 +296,14 @@ class LifecycleSets(list[LifecycleSet]):
 
         return sum(len(s.scenarios) for s in self) + len(EXPECTED)
 
-    def runs(self) -> list[LifecycleSet]:
+    def runs(self, *, apart: bool = False) -> list[LifecycleSet]:
         """The sets as a combination runs them: consecutive sets that name nothing
         alike (`merge_groups`: ids, requests, uploads, backends) as one file, one
         server and one client run. Every row keeps its own set's name
-        (`LifecycleSet.origin`) and is judged alone, as before."""
-        return merged_runs(list(self), _names)
+        (`LifecycleSet.origin`) and is judged alone, as before. `apart`: each set
+        in processes of its own (a contract v1 adapter: the upstream vectors never
+        share a fate with our rows)."""
+        return list(self) if apart else merged_runs(list(self), _names)
 
 
 # What a lifecycle server keeps state by: request and event ids, parents, upload

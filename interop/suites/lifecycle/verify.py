@@ -565,6 +565,12 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
     settled = entries.marks(sid, "chain-settled")
     cancelled = entries.marks(sid, "cancelled")
     blocked = entries.marks(sid, "observer-blocked")
+    if not blocked:  # an upstream server records each held observer itself: {kind, id: event}
+        blocked = [
+            i
+            for i in entries.naming("id", event_id)
+            if entries.all[i]["kind"] == "observer-blocked" and "scenario" not in entries.all[i]
+        ]
     if len(settled) != 1:
         problems.append(("ChainSettlement", f"{len(settled)} chain-settled marks, one is required"))
     last_call = max(received + replied, default=-1)
