@@ -5,6 +5,12 @@
 
     {"version": 1, "entries": [{"pattern": "...", "reason": "...", "issue": "https://..."}]}
 
+An entry about an SDK outside this repository (run with `--adapter-dir NAME=PATH`)
+also names that adapter, `adapter: NAME` (its pattern must name it), and the rule
+the SDK breaks, `spec`: a requirement id, or the spec file and section, with the
+revision read (docs/external-sdks.md). Such an entry is never `unmatched` in a run
+without that adapter.
+
 A pattern is matched against a row's path,
 `suite/set/client->server/transport/auth/id` (`row_path`), as a whole: `*` is
 any characters but `/`, `**` any characters including `/`, everything else is
@@ -51,6 +57,7 @@ from interop.results import STATUSES, Status
 
 VERSION = 1
 ENTRY_KEYS = ("pattern", "reason", "issue")
+EXTERNAL_KEYS = ("adapter", "spec")  # an entry about an SDK outside this repository
 
 
 class KnownFailuresError(ValueError):
@@ -84,12 +91,17 @@ class KnownEntry:
     pattern: str
     reason: str
     issue: str
+    adapter: str | None = None  # an external SDK's adapter name (with `spec`)
+    spec: str | None = None  # the rule it breaks: requirement id, or file and section
 
     def matches(self, path: str) -> bool:
         return compile_pattern(self.pattern).fullmatch(path) is not None
 
     def as_json(self) -> dict[str, str]:
-        return {"pattern": self.pattern, "reason": self.reason, "issue": self.issue}
+        found = {"pattern": self.pattern, "reason": self.reason, "issue": self.issue}
+        if self.adapter is not None and self.spec is not None:
+            found.update(adapter=self.adapter, spec=self.spec)
+        return found
 
 
 @dataclass(frozen=True)
@@ -127,15 +139,31 @@ def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
         where = f"entries[{index}]"
         if not isinstance(entry, dict):
             raise refuse(where, "must be an object {pattern, reason, issue}")
-        extra = sorted(set(entry) - set(ENTRY_KEYS))
+        extra = sorted(set(entry) - set(ENTRY_KEYS) - set(EXTERNAL_KEYS))
         if extra:
-            raise refuse(f"{where}.{extra[0]}", "unknown key (only pattern, reason and issue)")
-        for key in ENTRY_KEYS:
+            raise refuse(
+                f"{where}.{extra[0]}",
+                "unknown key (only pattern, reason, issue, and adapter with spec)",
+            )
+        external = [k for k in EXTERNAL_KEYS if k in entry]
+        if external and len(external) != len(EXTERNAL_KEYS):
+            missing = next(k for k in EXTERNAL_KEYS if k not in entry)
+            raise refuse(
+                f"{where}.{missing}",
+                "missing: an entry about an external SDK names both its adapter and the "
+                "spec rule it breaks (requirement id, or spec file and section)",
+            )
+        for key in (*ENTRY_KEYS, *external):
             if key not in entry:
                 raise refuse(f"{where}.{key}", "missing (a non-empty string)")
             value = entry[key]
             if not isinstance(value, str) or not value.strip():
                 raise refuse(f"{where}.{key}", f"must be a non-empty string, not {value!r}")
+        if external and not _names_adapter(entry["pattern"], entry["adapter"]):
+            raise refuse(
+                f"{where}.pattern",
+                f"does not name the adapter {entry['adapter']!r} as client or server",
+            )
         pattern = entry["pattern"]
         if pattern != pattern.strip():
             raise refuse(f"{where}.pattern", "has leading or trailing whitespace")
@@ -149,8 +177,22 @@ def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
         if pattern in seen:
             raise refuse(f"{where}.pattern", f"repeats entries[{seen[pattern]}]")
         seen[pattern] = index
-        entries.append(KnownEntry(index, pattern, entry["reason"], entry["issue"]))
+        entries.append(
+            KnownEntry(
+                index,
+                pattern,
+                entry["reason"],
+                entry["issue"],
+                entry.get("adapter"),
+                entry.get("spec"),
+            )
+        )
     return tuple(entries)
+
+
+def _names_adapter(pattern: str, adapter: str) -> bool:
+    """Whether a pattern's `client->server` part names `adapter` on one side."""
+    return any(adapter in part.split("->") for part in pattern.split("/") if "->" in part)
 
 
 def load(path: Path) -> KnownFailures:
@@ -212,12 +254,14 @@ def apply(
         listed.extend((combination["suite"], s) for s in statuses)
     _recount(out, listed)
     problems: list[str] = []
+    present = set(document.get("adapters", {}))
     for entry in known.entries:
         problems += [
             f"stale: {entry.pattern} matches {path}, which passes; remove the entry"
             for path in stale[entry.index]
         ]
-        if complete and not matched[entry.index]:
+        absent = entry.adapter is not None and entry.adapter not in present
+        if complete and not matched[entry.index] and not absent:
             problems.append(
                 f"unmatched: {entry.pattern} matches no row of the report; "
                 "remove the entry or fix its pattern"

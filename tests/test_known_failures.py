@@ -290,3 +290,45 @@ def test_a_good_file_loads_in_order() -> None:
     entries = parse({"version": 1, "entries": [GOOD, {**GOOD, "pattern": "**/x"}]}, "f.json")
     assert [(e.index, e.pattern) for e in entries] == [(0, "core/**"), (1, "**/x")]
     assert entries[0].as_json() == GOOD
+
+
+EXTERNAL = {
+    "pattern": "core/core/upstream-py->*/*/*/tool.after.merge-*",
+    "reason": "list merge refused",
+    "issue": "docs/external-sdks.md",
+    "adapter": "upstream-py",
+    "spec": "AHP-EDIT-001 (spec/draft/base/composition.md, 'Atomic effect acceptance')",
+}
+
+
+def test_an_external_sdk_entry_names_its_adapter_and_the_rule(tmp_path: Path) -> None:
+    (entry,) = parse({"version": 1, "entries": [EXTERNAL]}, "f.json")
+    assert entry.adapter == "upstream-py" and entry.spec is not None
+    assert entry.as_json()["spec"] == EXTERNAL["spec"]
+    schemas = SchemaSet(ROOT / "schemas" / "report")
+    assert (
+        schemas.issue("known-failures.schema.json", {"version": 1, "entries": [EXTERNAL]}) is None
+    )
+    for broken, named in (
+        ({k: v for k, v in EXTERNAL.items() if k != "spec"}, r"entries\[0\]\.spec: missing"),
+        ({k: v for k, v in EXTERNAL.items() if k != "adapter"}, r"entries\[0\]\.adapter: missing"),
+        ({**EXTERNAL, "spec": " "}, r"entries\[0\]\.spec: must be a non-empty string"),
+    ):
+        with pytest.raises(KnownFailuresError, match="^f.json: " + named):
+            parse({"version": 1, "entries": [broken]}, "f.json")
+        assert schemas.issue("known-failures.schema.json", {"version": 1, "entries": [broken]})
+    with pytest.raises(KnownFailuresError, match="does not name the adapter 'other'"):
+        parse({"version": 1, "entries": [{**EXTERNAL, "adapter": "other"}]}, "f.json")
+
+
+def test_an_external_entry_is_never_unmatched_in_a_run_without_its_adapter(
+    lie: dict[str, Any],
+) -> None:
+    (entry,) = parse({"version": 1, "entries": [EXTERNAL]}, "f.json")
+    entries = KnownFailures(Path("known-failures.json"), (entry,))
+    assert "upstream-py" not in lie["adapters"]
+    _, problems = apply(lie, entries, complete=True)
+    assert problems == []
+    present = {**lie, "adapters": {**lie["adapters"], "upstream-py": {"language": "python"}}}
+    _, problems = apply(present, entries, complete=True)
+    assert problems and problems[0].startswith("unmatched: core/core/upstream-py->")

@@ -44,9 +44,15 @@ V1_KEYS = (
 V1_EXECUTED = ("tool.before", "turn.finish.before")
 
 
+CONTINUATION_KEYS = ("continuationInstructions", "continuationRemaining")
+EXT_TAG = "ext:"  # a row of our contract only: `ext:NAME` (docs/scenarios.md)
+
+
 def asserted(scenario: Scenario, blind: bool) -> tuple[dict[str, Any], list[str]]:
     """The expected keys a client is judged on, and those left unasserted (a v1 client
-    is judged on the keys contract v1 defines, ours on every key)."""
+    is judged on the keys contract v1 defines, ours on every key). Contract v1 reports
+    the continuation keys with a flow outcome only; ours always where a continue is
+    advertised."""
     expected = scenario.expected or {}
     if blind:
         return expected, []
@@ -54,9 +60,18 @@ def asserted(scenario: Scenario, blind: bool) -> tuple[dict[str, Any], list[str]
     kept = {
         k: v
         for k, v in expected.items()
-        if k in V1_KEYS and (k != "executed" or event in V1_EXECUTED)
+        if k in V1_KEYS
+        and (k != "executed" or event in V1_EXECUTED)
+        and (k not in CONTINUATION_KEYS or "flow" in expected)
     }
     return kept, sorted(set(expected) - set(kept))
+
+
+def extension(scenario: Scenario) -> str | None:
+    """The reading of our contract a row relies on (its `ext:NAME` tag), else None."""
+    tags = scenario.raw.get("tags", [])
+    found = [t[len(EXT_TAG) :] for t in tags if isinstance(t, str) and t.startswith(EXT_TAG)]
+    return found[0] if found else None
 
 
 @dataclass
@@ -94,7 +109,7 @@ def judge(scenario: Scenario, entry: dict[str, Any], blind: bool = True) -> str 
         if found is not None:
             return _describe(*found)
     for key in SEMANTIC_KEYS:
-        if key in actual and key not in expected:
+        if key in actual and key not in (scenario.expected or {}):
             return f"$.{key}: not expected here, got {shown(actual[key])}"
     return None
 
@@ -187,6 +202,12 @@ def verify_set(
             row.error = "no result"
         elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
             row.status = Status(row.adapter_status)
+        elif not blind and (needed := extension(scenario)) is not None:
+            row.status = Status.UNSUPPORTED
+            row.error = (
+                f"needs our contract's reading {needed!r} (docs/scenarios.md, 'Rows of our "
+                "contract only'), which contract v1 does not share: not judged for a v1 client"
+            )
         elif row.adapter_status == Status.FAILED and (blind or entry.get("actual") is None):
             row.error = row.error or "the client reported a failure"
             if scenario.id in unreceipted:
