@@ -184,3 +184,30 @@ def test_a_v1_clients_own_status_is_a_diagnostic_and_its_actual_is_judged(
     denied = found[("altered", "deny-blocks")]
     assert (denied["adapterStatus"], denied["status"]) == ("passed", "passed")
     assert code == 1  # the altered row failed
+
+
+def test_a_server_that_alters_its_scripted_response_fails_the_row_naming_it(
+    tmp_path: Path,
+) -> None:
+    """The emulator's server, like upstream ones, refuses to send an invalid scripted
+    response unless the row says `expectError`. A row whose malformed response comes
+    with a positive expectation is answered with a JSON-RPC error instead: over stdio
+    the relay records that answer, and the row fails naming the server, not the
+    client that (rightly) rejected it. Over HTTP the client's own failure stands."""
+    rows = _upstream_rows()
+    altered = copy.deepcopy(rows["wrong-response-id"])
+    del altered["expectError"]
+    altered["expected"] = copy.deepcopy(rows["empty-response-preserves-input"]["expected"])
+    path = tmp_path / "altered.json"
+    path.write_text(json.dumps({"version": 1, "scenarios": [altered]}))
+    code, report = _matrix(
+        tmp_path,
+        *("--clients", "python", "--servers", EMULATOR),
+        *("--transports", "stdio", "--auth", "none", "--scenarios", str(path)),
+    )
+    assert code == 1
+    (combination,) = [c for c in report["combinations"] if c["status"] != "inapplicable"]
+    (row,) = rows_of(report, combination)
+    assert row["status"] == "failed"
+    assert row["error"].startswith("ServerAltered: the server answered {"), row["error"]
+    assert "-32600" in row["error"]

@@ -49,7 +49,13 @@ INTEGERS = (0, 1, -1, 2, 7, 42, 1000, MAX_EXACT, -MAX_EXACT, 2**31, -(2**31))
 FLOATS = (0.5, -2.25, 1.0, 2.0, -0.0, 123456.789, 5e-324, 3.141592653589793)
 FALSY: tuple[Any, ...] = (0, "", False, None, [], {})
 ATTACHMENT_TYPES = ("image/png", "application/pdf", "audio/wav", "application/octet-stream")
-BAD_ATTACHMENT_TYPES = ("png", "text/plain", "application/json", "application/ld+json")
+# Text and JSON types (parameters count); a bare `png` is a valid attachment type.
+BAD_ATTACHMENT_TYPES = (
+    "application/json; charset=utf-8",
+    "text/plain",
+    "application/json",
+    "application/ld+json",
+)
 
 
 def scalar(rng: random.Random) -> Any:

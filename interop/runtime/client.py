@@ -17,6 +17,7 @@ from interop.jsonvalue import JsonError, load_file
 from interop.results import CombinationError
 from interop.runtime import process, relay
 from interop.runtime.context import RunContext, write_json
+from interop.runtime.receipts import replies_beside
 
 
 def stdio_server(
@@ -52,7 +53,9 @@ def stdio_server(
     if server.receipt_log:
         config["receiptLog"] = str(receipt_log)
     else:  # a contract v1 server: receipts come from a relay in front of it
-        command = [sys.executable, relay.__file__, "--log", str(receipt_log), "--", *command]
+        replies = str(replies_beside(receipt_log))
+        command = [sys.executable, relay.__file__, "--log", str(receipt_log)]
+        command += ["--replies", replies, "--", *server.commands[command_key]]
     config_path = write_json(home / "server-config.json", config)
     keys = {
         "serverCommand": command,

@@ -89,3 +89,23 @@ def _wrapper_problem(entry: dict[str, Any], message: Any) -> str | None:
     if "accepted" in entry and entry["accepted"] is not True:
         return f"'accepted' is {entry['accepted']!r}: a receipt records an accepted request"
     return None
+
+
+def replies_beside(receipt_log: Path) -> Path:
+    """Where the stdio relay in front of a contract v1 server records its replies."""
+    return receipt_log.with_name("replies.jsonl")
+
+
+def read_replies(path: Path) -> list[tuple[Any, Any]]:
+    """What a relayed stdio server wrote back: (id of the request before it, the value)."""
+    found: list[tuple[Any, Any]] = []
+    if not path.exists():
+        return found
+    for line in path.read_bytes().splitlines():
+        try:
+            entry = loads(line, origin="relay reply")
+        except JsonError:
+            continue  # the relay writes whole lines: a torn last line is its death, not news
+        if isinstance(entry, dict) and "reply" in entry:
+            found.append((entry.get("request"), entry["reply"]))
+    return found

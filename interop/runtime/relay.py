@@ -1,12 +1,16 @@
 """A transparent stdio relay for servers without the `receiptLog` extension.
 
-`python -m interop.relay --log FILE -- COMMAND...` runs COMMAND, copies its own
-stdin to COMMAND's stdin line by line and COMMAND's stdout back unchanged, and
-appends every JSON-RPC message it forwards to FILE (the receipt-log format)
-before forwarding it. The harness puts it in front of a contract v1 server over
-stdio so receipts exist even after the client has killed the server. It
-records what was delivered to the server's stdin, which is what that server
-received unless it died first. Standard library only, to start fast.
+`python -m interop.relay --log FILE [--replies FILE] -- COMMAND...` runs COMMAND,
+copies its own stdin to COMMAND's stdin line by line and COMMAND's stdout back
+unchanged, and appends every JSON-RPC message it forwards to FILE (the
+receipt-log format) before forwarding it. The harness puts it in front of a
+contract v1 server over stdio so receipts exist even after the client has killed
+the server. It records what was delivered to the server's stdin, which is what
+that server received unless it died first. With `--replies`, each line the
+server writes back is recorded too, as `{"request": ID, "reply": VALUE}` (ID:
+the id of the last request forwarded before it; VALUE: the parsed line, or
+`{"unparsed": TEXT}`), so the harness sees what the server really answered.
+Standard library only, to start fast.
 """
 
 from __future__ import annotations
@@ -19,8 +23,33 @@ import threading
 from typing import IO
 
 
-def _copy(source: IO[bytes], target: IO[bytes]) -> None:
+class _Replies:
+    """The server's lines back, each with the id of the last request sent before it."""
+
+    def __init__(self, path: str | None) -> None:
+        self.handle = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+        self.lock = threading.Lock()
+        self.last: object = None
+
+    def sent(self, message: object) -> None:
+        with self.lock:
+            self.last = message.get("id") if isinstance(message, dict) else None
+
+    def answered(self, line: bytes) -> None:
+        if self.handle is None or not line.strip():
+            return
+        try:
+            value = json.loads(line)
+        except ValueError:
+            value = {"unparsed": line.decode("utf-8", "replace")[:2000]}
+        with self.lock:
+            self.handle.write(json.dumps({"request": self.last, "reply": value}) + "\n")
+            self.handle.flush()
+
+
+def _copy(source: IO[bytes], target: IO[bytes], replies: _Replies) -> None:
     for chunk in iter(lambda: source.readline(), b""):
+        replies.answered(chunk)
         target.write(chunk)
         target.flush()
 
@@ -35,13 +64,22 @@ def _kind(line: bytes) -> tuple[str, object] | None:
 
 
 def main(argv: list[str]) -> int:
+    replies_path = None
+    if len(argv) >= 6 and argv[2] == "--replies":
+        replies_path, argv = argv[3], [*argv[:2], *argv[4:]]
     if len(argv) < 4 or argv[0] != "--log" or argv[2] != "--":
-        print("usage: python -m interop.relay --log FILE -- COMMAND...", file=sys.stderr)
+        print(
+            "usage: python -m interop.relay --log FILE [--replies FILE] -- COMMAND...",
+            file=sys.stderr,
+        )
         return 2
     log_path, command = argv[1], argv[3:]
+    replies = _Replies(replies_path)
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
-    pump = threading.Thread(target=_copy, args=(child.stdout, sys.stdout.buffer), daemon=True)
+    pump = threading.Thread(
+        target=_copy, args=(child.stdout, sys.stdout.buffer, replies), daemon=True
+    )
     pump.start()
     with open(log_path, "a", encoding="utf-8") as log:
         for line in iter(sys.stdin.buffer.readline, b""):
@@ -49,6 +87,7 @@ def main(argv: list[str]) -> int:
             if entry is not None:
                 log.write(json.dumps({"kind": entry[0], "message": entry[1]}) + "\n")
                 log.flush()
+                replies.sent(entry[1])
             try:
                 child.stdin.write(line)
                 child.stdin.flush()

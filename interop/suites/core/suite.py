@@ -23,7 +23,7 @@ from interop.results import CombinationError, Outcome
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError
-from interop.runtime.receipts import read_receipt_log
+from interop.runtime.receipts import read_receipt_log, read_replies, replies_beside
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.core.scenarios import CoreSets, ScenarioSet, load_sets
@@ -265,8 +265,11 @@ class CoreSuite:
         run: ClientRun | None,
         receipts: list[Any] | None,
         errors: list[CombinationError],
+        *,
+        replies: list[tuple[Any, Any]] | None = None,
     ) -> None:
-        """Verify one client run (or a run that never happened) into the outcome."""
+        """Verify one client run (or a run that never happened) into the outcome;
+        `replies`: what a relayed stdio server really answered."""
         verdict = verify_set(
             scenario_set,
             report=run.report if run else None,
@@ -276,6 +279,7 @@ class CoreSuite:
             blind=client.blind,
             stage=stage,
             prior_errors=(run.errors if run else []) + errors,
+            replies=replies,
         )
         outcome.rows.extend(verdict.rows)
         outcome.errors.extend(verdict.errors)
@@ -317,7 +321,10 @@ class CoreSuite:
                 stdio_server=stdio_keys,
             )
             receipts, problems = read_receipt_log(receipt_log, 0)
+            replies = None if server.receipt_log else read_replies(replies_beside(receipt_log))
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
-            self._record(outcome, scenario_set, client, stage, run, receipts, problems)
+            self._record(
+                outcome, scenario_set, client, stage, run, receipts, problems, replies=replies
+            )
         outcome.seconds = time.monotonic() - started
         return outcome

@@ -138,11 +138,18 @@ def verify_set(
     stage: str,
     prior_errors: list[CombinationError] | None = None,
     wire: bool = True,
+    replies: list[tuple[Any, Any]] | None = None,
 ) -> SetVerdict:
     """Judge every row of one scenario set for one combination.
 
-    `wire=False` judges an in-process replay: no server, so no receipts.
+    `wire=False` judges an in-process replay: no server, so no receipts. `replies`
+    (a relayed stdio server's answers, by the id of the request before each): a row
+    whose server answered anything but its scripted response proves nothing of the
+    client and fails, naming the server.
     """
+    answered: dict[Any, list[Any]] = {}
+    for request_id, value in replies or []:
+        answered.setdefault(request_id, []).append(value)
     errors = list(prior_errors or [])
     scenarios = scenario_set.by_id()
     entries: dict[str, dict[str, Any]] = {}
@@ -196,8 +203,19 @@ def verify_set(
                     row.diagnostics[key] = entry[key]
             if isinstance(entry.get("error"), str):
                 row.error = entry["error"]
+        altered = [
+            value
+            for value in answered.get(scenario.request.get("id"), [])
+            if not strict_equal(value, scenario.response)
+        ]
         if errors:
             row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
+        elif altered:
+            row.error = (
+                f"ServerAltered: the server answered {shown(altered[0])}, not the scenario's "
+                "response, so the row proves nothing of the client (a server sends the "
+                "scripted response unchanged, docs/CONTRACT.md 'Replies')"
+            )
         elif entry is None:
             row.error = "no result"
         elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
