@@ -14,13 +14,19 @@ from interop import ROOT
 FAKE = Path(__file__).parent / "fakes" / "fake_adapter.py"
 
 
+def named(directory: Path) -> str:
+    """`NAME=PATH` for `--adapter-dir`: a test's adapter is named after its folder (an
+    extra adapter is otherwise named after its manifest's language)."""
+    return f"{directory.name}={directory}"
+
+
 def matrix_argv(dirs: list[Path], scenario_file: Path, output: Path, *extra: str) -> list[str]:
     """`python -m interop` arguments for a quiet run over only the given adapters."""
     argv = ["matrix", "--suite", "core", "--scenarios", str(scenario_file), "--output", str(output)]
     argv.append("--quiet")
     argv += ["--auth", "none", "--adapters-root", str(output.parent / "no-builtin-adapters")]
     for directory in dirs:
-        argv += ["--adapter-dir", str(directory)]
+        argv += ["--adapter-dir", named(directory)]
     return [*argv, *extra]
 
 

@@ -27,6 +27,7 @@ from interop.suites.auth.cases import CASES, Material, applicable
 from interop.suites.auth.verify import judge_negative
 from interop.suites.auth.wire import Observation, TlsOptions, probe
 from interop.trust import Trust
+from tests.conftest import named
 
 FORGER = Path(__file__).parent / "fakes" / "auth_forger.py"
 
@@ -215,7 +216,7 @@ def test_the_real_adapter_passes_and_a_server_taking_query_tokens_fails_those_ro
         [
             *("matrix", "--suite", "auth", "--output", str(forged_out), "--quiet"),
             *("--auth", "bearer", "--adapters-root", str(tmp_path / "none")),
-            *("--adapter-dir", str(_adapter(tmp_path))),
+            *("--adapter-dir", named(_adapter(tmp_path))),
         ]
     )
     assert code == 1

@@ -20,6 +20,7 @@ from interop.cli import main
 from interop.redact import Redactor
 from interop.suites.core.suite import load_sets
 from interop.trust import Trust
+from tests.conftest import named
 
 
 def test_replicated_core_set_has_fresh_ids_and_loads(tmp_path: Path) -> None:
@@ -134,7 +135,7 @@ def test_a_failed_run_keeps_its_log_and_its_report_logs(
 ) -> None:
     broken = fake_adapter("broken", client="crash")
     output = tmp_path / "out" / "bench.json"
-    argv = ["bench", "--adapter-dir", str(broken), "--adapters", "broken"]
+    argv = ["bench", "--adapter-dir", named(broken), "--adapters", "broken"]
     argv += ["--adapters-root", str(tmp_path / "none"), "--parts", "jobs"]
     assert main([*argv, "--output", str(output)]) == 1
     result = json.loads(output.read_text(encoding="utf-8"))

@@ -17,6 +17,7 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
+from tests.conftest import named
 from tests.fakes.lifecycle_breaker import (
     CATALOGUE_BREAKS,
     CATALOGUE_REPORT_BREAKS,
@@ -49,7 +50,7 @@ def _matrix(tmp_path: Path, directory: Path, *argv: str) -> tuple[int, dict[str,
         [
             *("matrix", "--suite", "catalogue", "--output", str(output), "--quiet"),
             *("--auth", "none", "--adapters-root", str(tmp_path / "no-builtin-adapters")),
-            *("--adapter-dir", str(directory), "--scenarios", str(UPSTREAM)),
+            *("--adapter-dir", named(directory), "--scenarios", str(UPSTREAM)),
             *("--transports", "http", "stdio", "--jobs", "2", *argv),
         ]
     )

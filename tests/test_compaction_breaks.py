@@ -16,6 +16,7 @@ from typing import Any
 
 from interop import ROOT
 from interop.cli import main
+from tests.conftest import named
 
 HOST = Path(__file__).parent / "fakes" / "compaction_host.py"
 OURS = ROOT / "scenarios" / "compaction.json"
@@ -59,7 +60,7 @@ def test_a_host_publishing_after_a_fail_closed_failure_fails_those_rows(tmp_path
     (directory / "adapter.json").write_text(json.dumps(manifest))
     code, report = _matrix(
         tmp_path,
-        *("--adapter-dir", str(directory), "--adapters-root", str(tmp_path / "none")),
+        *("--adapter-dir", named(directory), "--adapters-root", str(tmp_path / "none")),
     )
     assert code == 1
     assert len(report["combinations"]) == 2

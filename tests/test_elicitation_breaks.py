@@ -18,6 +18,7 @@ from typing import Any
 
 from interop import ROOT
 from interop.cli import main
+from tests.conftest import named
 
 RECEIVER = Path(__file__).parent / "fakes" / "elicitation_receiver.py"
 OURS = ROOT / "scenarios" / "elicitation.json"
@@ -60,7 +61,7 @@ def test_a_receiver_accepting_a_wrong_session_result_fails_those_rows(tmp_path: 
     (directory / "adapter.json").write_text(json.dumps(manifest))
     code, report = _matrix(
         tmp_path,
-        *("--adapter-dir", str(directory), "--adapters-root", str(tmp_path / "none")),
+        *("--adapter-dir", named(directory), "--adapters-root", str(tmp_path / "none")),
     )
     assert code == 1
     assert len(report["combinations"]) == 2

@@ -85,7 +85,12 @@ def test_a_command_that_cannot_start_is_named_with_the_way_out(
     errors = report["combinations"][0]["errors"]
     assert [e["class"] for e in errors] == ["ServerSpawn"]
     assert "./not-built-yet serve" in errors[0]["message"]
-    assert "build it first" in errors[0]["message"]
+    # no build command: the way out is where the command runs from, not a build
+    assert "check that './not-built-yet' exists there or on PATH" in errors[0]["message"]
+    manifest["build"] = ["true"]
+    (directory / "adapter.json").write_text(json.dumps(manifest))
+    code, report = _run(tmp_path, [directory], small_set, "--transports", "http")
+    assert "build it first" in report["combinations"][0]["errors"][0]["message"]
 
 
 def test_junit_counts_add_up_and_names_are_unique(

@@ -17,6 +17,7 @@ from interop.fuzz.generate import BOUNDARIES, FuzzCase, can_continue, generate
 from interop.fuzz.shrink import rename, smaller
 from interop.fuzz.values import MAX_EXACT
 from interop.schema import SchemaSet
+from tests.conftest import named
 
 BUGGY = Path(__file__).parent / "fakes" / "buggy_client.py"
 
@@ -177,7 +178,7 @@ def test_planted_bugs_are_found_and_minimised(tmp_path: Path) -> None:
     argv += ["--clients", "python", "buggy-deep-merge", "buggy-stop-ignored", "--server", "python"]
     argv += ["--output", str(output), "--quiet", "--timeout", "60"]
     for bug in ("deep-merge", "stop-ignored"):
-        argv += ["--adapter-dir", str(_buggy(tmp_path, bug))]
+        argv += ["--adapter-dir", named(_buggy(tmp_path, bug))]
     assert main(argv) == 1
     summary = json.loads((output / "summary.json").read_text())
     found = {tuple(c["keys"]) for c in summary["classes"]}

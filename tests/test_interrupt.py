@@ -18,7 +18,7 @@ import pytest
 
 from interop import ROOT
 from interop.runtime.process import wait_for_file
-from tests.conftest import matrix_argv
+from tests.conftest import matrix_argv, named
 
 
 def _processes_mentioning(text: str) -> list[psutil.Process]:
@@ -134,7 +134,7 @@ def test_ctrl_c_in_a_suite_run_kills_every_process(
     env = {**os.environ, "BREAKER_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
     argv = ["matrix", "--suite", suite, "--scenarios", str(scenarios), "--quiet"]
     argv += ["--auth", "none", "--adapters-root", str(tmp_path / "none")]
-    argv += ["--adapter-dir", str(adapter), "--output", str(tmp_path / "out" / "report.json")]
+    argv += ["--adapter-dir", named(adapter), "--output", str(tmp_path / "out" / "report.json")]
     harness = subprocess.Popen(
         [sys.executable, "-m", "interop", *argv],
         cwd=ROOT,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from interop.cli import main
+from tests.conftest import named
 
 FAKE = Path(__file__).parent / "fakes" / "isolation_client.py"
 ADAPTER_PYTHON = Path(__file__).resolve().parents[1] / "adapters" / "python" / ".venv" / "bin"
@@ -113,7 +114,7 @@ def test_each_leak_fails_exactly_its_rows_naming_its_class(tmp_path: Path) -> No
     dirs = [_fake(tmp_path / "adapters", leak) for leak in LEAKS]
     argv = ["--adapters-root", str(tmp_path / "no-builtin-adapters")]
     for directory in dirs:
-        argv += ["--adapter-dir", str(directory)]
+        argv += ["--adapter-dir", named(directory)]
     code, report, output = _run(tmp_path, *argv, "--servers", "event-bearer")
     assert code == 1
     ran = [c for c in report["combinations"] if c["status"] != "inapplicable"]
@@ -155,7 +156,7 @@ def test_ctrl_c_in_an_isolation_run_kills_every_process(tmp_path: Path) -> None:
     temp.mkdir()
     env = {**os.environ, "ISOLATION_SIGNAL_DIR": str(signals), "TMPDIR": str(temp)}
     argv = ["matrix", "--suite", "isolation", "--quiet", "--auth", "none"]
-    argv += ["--adapters-root", str(tmp_path / "none"), "--adapter-dir", str(adapter)]
+    argv += ["--adapters-root", str(tmp_path / "none"), "--adapter-dir", named(adapter)]
     argv += ["--output", str(tmp_path / "out" / "report.json")]
     harness = subprocess.Popen(
         [sys.executable, "-m", "interop", *argv],

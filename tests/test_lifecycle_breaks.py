@@ -17,6 +17,7 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
+from tests.conftest import named
 from tests.fakes.lifecycle_breaker import BREAKS, OWN_BREAKS, REPORT_BREAKS
 
 BREAKER = Path(__file__).parent / "fakes" / "lifecycle_breaker.py"
@@ -45,7 +46,7 @@ def _matrix(tmp_path: Path, dirs: list[Path], *argv: str) -> tuple[int, dict[str
     base = ["matrix", "--suite", "lifecycle", "--output", str(output), "--quiet"]
     base += ["--auth", "none", "--adapters-root", str(tmp_path / "no-builtin-adapters")]
     for directory in dirs:
-        base += ["--adapter-dir", str(directory)]
+        base += ["--adapter-dir", named(directory)]
     code = main([*base, *argv])
     return code, json.loads(output.read_text())
 

@@ -13,7 +13,7 @@ import pytest
 
 from interop.cli import main
 from interop.report.combine import render
-from tests.conftest import matrix_argv
+from tests.conftest import matrix_argv, named
 
 
 def _grid(dirs: list[Path], small_set: Path, output: Path, *extra: str) -> int:
@@ -163,7 +163,7 @@ def test_a_suite_an_adapter_does_not_list_is_unsupported_not_run(
     argv += ["--auth", "none", "--transports", "http", "--clients", "c", "--servers", "full"]
     argv += ["--adapters-root", str(tmp_path / "none")]
     for directory in dirs:
-        argv += ["--adapter-dir", str(directory)]
+        argv += ["--adapter-dir", named(directory)]
     assert main(argv) == 0
     report = json.loads(output.read_text())
     by_suite = {c["suite"]: c for c in report["combinations"]}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from interop import ROOT
+from tests.conftest import named
 
 sys.path.insert(0, str(ROOT / "tools"))
 import signal_moments
@@ -26,7 +27,7 @@ def test_a_signal_at_any_moment_leaves_nothing(
     tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path, name: str, delay: float
 ) -> None:
     adapter = fake_adapter("fake")
-    argv = ["--adapter-dir", str(adapter), "--adapters-root", str(tmp_path / "none")]
+    argv = ["--adapter-dir", named(adapter), "--adapters-root", str(tmp_path / "none")]
     argv += ["--suite", "core", "--scenarios", str(small_set), "--auth", "none", "bearer"]
     result = signal_moments.moment(name, delay, argv, grace=15.0)
     assert result.problems == [], result

@@ -11,13 +11,14 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
+from tests.conftest import named
 
 
 def _smoke(tmp_path: Path, directory: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     reference_root = tmp_path / "references"
     if not reference_root.exists():
         shutil.copytree(directory.parent / "reference", reference_root / "reference")
-    argv = ["smoke", "--adapter-dir", str(directory), "--adapters-root", str(reference_root)]
+    argv = ["smoke", "--adapter-dir", named(directory), "--adapters-root", str(reference_root)]
     code = main([*argv, "--reference", "reference"])
     return code, capsys.readouterr().err
 
@@ -84,6 +85,6 @@ def test_a_misspelt_manifest_key_is_named_with_the_right_one(
 @pytest.mark.parametrize("name", ["python", "typescript"])
 def test_our_adapters_pass(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     other = "typescript" if name == "python" else "python"
-    argv = ["smoke", "--adapter-dir", str(ROOT / "adapters" / name), "--reference", other]
+    argv = ["smoke", "--adapter-dir", named(ROOT / "adapters" / name), "--reference", other]
     code = main([*argv, "--no-build"])
     assert code == 0, capsys.readouterr().err

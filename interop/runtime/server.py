@@ -135,6 +135,23 @@ class Server:
         code = self.spawned.popen.poll()
         return None if code is None else process.describe_exit(code)
 
+    def ended(self) -> str | None:
+        """How the server ended, or None while it serves. A server whose control
+        listener no longer answers is on its way out (a process closes its sockets
+        before it becomes reapable): its exit is awaited, bounded, not raced."""
+        found = self.exit_description()
+        if found is not None or self.spawned is None or not self.control:
+            return found
+        try:
+            call(self.control, "GET", "/health", timeout=2.0)
+            return None
+        except ControlError:
+            try:
+                process.wait_exit(self.spawned, self.ctx.timeouts.shutdown)
+            except process.WatchdogExpired:
+                return None
+            return self.exit_description()
+
     def _log_tail(self, lines: int = 5) -> str:
         """The last lines of the server's log, redacted, for an error message."""
         if not self.log.exists():

@@ -173,8 +173,8 @@ class CoreSuite:
                 self._client_over_http(
                     ctx, outcome, combination, scenario_set, adapters, server, start_error
                 )
-                ended = server.exit_description()
-                if shared is not None and shared_error is None and ended is not None:
+                ended = server.ended() if shared is not None and shared_error is None else None
+                if ended is not None:
                     outcome.errors.append(
                         CombinationError(
                             "server", "ServerExit", f"the server {ended} while serving this client"
