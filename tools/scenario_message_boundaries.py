@@ -506,6 +506,18 @@ WITHHELD_PROMPT = [
 # A text part whose `category` is empty: the canonical part schema needs one character.
 EMPTY_CATEGORY_PART = {**w.text("asst-1-text", "Release 2.4 fixes three bugs."), "category": ""}
 
+# Attachment media types the spec's content schema allows although they are no
+# `type/subtype` token: it asks only for a non-empty string that is not a text
+# or JSON type (parameters count), so a bare word and parameters are fine.
+LOOSE_MEDIA_ANSWER = [
+    w.message(
+        "asst-1",
+        "assistant",
+        w.attachment("img-1", "png", "ref-9"),
+        w.attachment("img-2", "image/png; q=1", "ref-10"),
+    )
+]
+
 
 def model_call(items: list[JSON] = PROMPT) -> JSON:
     return w.model_request_event(items)
@@ -564,6 +576,14 @@ def model_request() -> Group:
             [w.give(MODEL_ANSWER)],
             mr("allow", False, result=MODEL_ANSWER),
             ["request", "return"],
+        ),
+        accepted(
+            s + "return-attachment-media-types-without-slash-or-with-parameters",
+            model_call(),
+            MODEL_CAPS,
+            [w.give(LOOSE_MEDIA_ANSWER)],
+            mr("allow", False, result=LOOSE_MEDIA_ANSWER),
+            ["request", "return", "media-type"],
         ),
         accepted(
             s + "return-survives-later-modify",
@@ -709,12 +729,18 @@ def model_request() -> Group:
                 ["return-shape", "content-schema"],
             ),
             Negative(
-                "return-attachment-media-type-without-slash",
+                "return-attachment-json-with-parameters",
                 "application-invalid",
                 [
                     STAGED,
                     w.give(
-                        [w.message("asst-1", "assistant", w.attachment("img-1", "png", "ref-9"))]
+                        [
+                            w.message(
+                                "asst-1",
+                                "assistant",
+                                w.attachment("data-1", "application/json; charset=utf-8", "ref-9"),
+                            )
+                        ]
                     ),
                 ],
                 ["return-shape", "content-schema"],
