@@ -853,8 +853,10 @@ def attachment(media_type: str) -> dict[str, Any]:
     "part",
     [
         text_part("p9", "extra", category=""),
-        attachment("png"),
-        attachment("image/png; q=1"),
+        attachment(""),
+        attachment("Text/HTML"),
+        attachment("application/json; charset=utf-8"),
+        attachment("application/ld+json;x=1"),
         attachment("application/vnd.x+json"),
         {**gap_part("p9"), "gap": {"reason": ""}},
         {**gap_part("p9"), "gap": {"reason": "gone", "path": ""}},
@@ -873,6 +875,9 @@ def test_canonical_attachment_and_metadata_parts_are_accepted() -> None:
     req = request("tool.after", ["modify"], modify={"output": dict(BOTH)})
     parts = [
         attachment("image/png"),
+        # The spec's schema asks no type/subtype form: only not text, not JSON.
+        {**attachment("png"), "id": "a2"},
+        {**attachment("image/png; q=1"), "id": "a3"},
         {**withheld_part("p8", "metadata"), "sha256": "a" * 64, "size": 0},
     ]
     value = [message("m9", "tool", *parts)]
