@@ -758,12 +758,12 @@ describe("the permission key", () => {
 
 describe("slot values are checked against the canonical definitions", () => {
   const emptyCategory = b.part("p1", "body", { text: "x", category: "" });
-  const flatMediaType = b.part(
+  const jsonMediaType = b.part(
     "a1",
     "body",
     { body: { ref: "blob-1" } },
     "attachment",
-    "imagepng",
+    "application/json; charset=utf-8",
   );
   const emptyGapReason = b.part("g1", "body", { gap: { reason: "" } });
 
@@ -805,7 +805,7 @@ describe("slot values are checked against the canonical definitions", () => {
     const output = b.capabilities(["modify"], {
       modify: b.modifyCaps("output"),
     });
-    for (const bad of [emptyCategory, flatMediaType, emptyGapReason]) {
+    for (const bad of [emptyCategory, jsonMediaType, emptyGapReason]) {
       bothWays(b.toolAfter([b.say("m1", "tool", "r")]), output, [
         b.modify("output", "merge", [b.message("m2", "tool", bad)]),
       ]);
@@ -843,13 +843,45 @@ describe("slot values are checked against the canonical definitions", () => {
       ]),
     );
   });
-  test("message lists: an empty category, a media type without a slash or an empty gap reason is rejected", () => {
+  test("message lists: an empty category, a JSON media type with parameters or an empty gap reason is rejected", () => {
     const caps = b.capabilities(["modify"], { modify: b.modifyCaps("output") });
     const items = [b.say("m1", "tool", "result")];
-    for (const bad of [emptyCategory, flatMediaType, emptyGapReason]) {
+    for (const bad of [emptyCategory, jsonMediaType, emptyGapReason]) {
       rejected(
         run(b.toolAfter(items), caps, [
           b.modify("output", "merge", [b.message("m2", "tool", bad)]),
+        ]),
+      );
+    }
+  });
+  test("attachment media types: any non-empty string but a text or JSON type, parameters included", () => {
+    const caps = b.capabilities(["modify"], { modify: b.modifyCaps("output") });
+    const items = [b.say("m1", "tool", "result")];
+    const withType = (mediaType: string): JsonObject =>
+      b.part(
+        "a1",
+        "body",
+        { body: { ref: "blob-1" } },
+        "attachment",
+        mediaType,
+      );
+    for (const good of ["png", "image/png; q=1", "IMAGE/PNG"]) {
+      const added = b.message("m2", "tool", withType(good));
+      const actual = applied(
+        run(b.toolAfter(items), caps, [b.modify("output", "merge", [added])]),
+      );
+      assert.deepEqual(actual["effective"], { output: [...items, added] });
+    }
+    for (const bad of [
+      "",
+      "Text/HTML",
+      "application/JSON",
+      "application/ld+json;x=1",
+      "image/x+json",
+    ]) {
+      rejected(
+        run(b.toolAfter(items), caps, [
+          b.modify("output", "merge", [b.message("m2", "tool", withType(bad))]),
         ]),
       );
     }
