@@ -274,6 +274,28 @@ func TestContentSlots(t *testing.T) {
 	rejected(t, Apply(s, elicitation("decline"), respond(t, `[{"type":"modify","target":"content","operation":"merge","value":{"n":3}}]`), Options{}))
 }
 
+// The spec's content schema asks an attachment media type only to be a
+// non-empty string that is no text or JSON type, parameters included: no
+// type/subtype form. A returned model result carries each one here.
+func TestAttachmentMediaTypes(t *testing.T) {
+	s := schemas(t)
+	req := checkedRequest(t, `{"jsonrpc":"2.0","id":"r1","method":"hooks/intercept","params":{"protocolVersion":"draft",
+	 "event":{"id":"r1","source":"urn:test","type":"model.request.before","time":"2026-04-02T10:15:00Z","session":{"id":"s"},
+	  "turn":{"id":"t"},"model":{"id":"m","provider":"p"},"attempt":{"id":"a","number":1},"params":{},"items":`+messageItems+`},
+	 "capabilities":{"effects":["message","return"]},"state":`+none+`}}`)
+	answer := func(mediaType string) string {
+		return `[{"id":"a1","role":"assistant","parts":[{"id":"x","kind":"attachment","mediaType":` + EncodeString(mediaType) +
+			`,"selection":"body","body":{"ref":"ref-1"}}]}]`
+	}
+	for _, good := range []string{"png", "image/png; q=1", "IMAGE/PNG"} {
+		expect(t, Apply(s, req, respond(t, `[{"type":"return","value":`+answer(good)+`}]`), Options{}),
+			`{"decision":"allow","executed":false,"result":`+answer(good)+`}`)
+	}
+	for _, bad := range []string{"", "Text/HTML", "application/JSON", "application/json; charset=utf-8", "application/ld+json;x=1", "image/x+json"} {
+		rejected(t, Apply(s, req, respond(t, `[{"type":"message","text":"staged"},{"type":"return","value":`+answer(bad)+`}]`), Options{}))
+	}
+}
+
 func TestUnsupportedEvent(t *testing.T) {
 	req := mustDecode(t, `{"jsonrpc":"2.0","id":"r1","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"type":"turn.start"}}}`).(map[string]any)
 	if out := Apply(schemas(t), req, nil, Options{}); out.Unsupported == "" {
