@@ -451,6 +451,43 @@ fn a_return_must_be_allowed_and_of_the_slot_shape() {
     }
 }
 
+/// The spec's content schema asks an attachment media type only to be a
+/// non-empty string that is no text or JSON type, parameters included: no
+/// `type/subtype` form.
+#[test]
+fn attachment_media_types_are_anything_but_text_or_json() {
+    let mr = request(
+        "model.request.before",
+        json!({"model": {"id": "m"}, "items": [msg("p", "user", "q")]}),
+        json!({"effects": ["message", "return"]}),
+        None,
+    );
+    let answer = |media_type: &str| {
+        json!([{"id": "a", "role": "assistant", "parts": [{"id": "x", "kind": "attachment",
+            "mediaType": media_type, "selection": "body", "body": {"ref": "ref-1"}}]}])
+    };
+    for good in ["png", "image/png; q=1", "IMAGE/PNG"] {
+        assert_has(
+            &run(&mr, json!([{"type": "return", "value": answer(good)}])),
+            json!({"result": answer(good), "executed": false, "decision": "allow"}),
+        );
+    }
+    for bad in [
+        "",
+        "Text/HTML",
+        "application/JSON",
+        "application/json; charset=utf-8",
+        "application/ld+json;x=1",
+        "image/x+json",
+    ] {
+        let o = run(
+            &mr,
+            json!([note("m"), {"type": "return", "value": answer(bad)}]),
+        );
+        assert!(rejected(&o), "{bad:?} accepted: {}", o.actual);
+    }
+}
+
 #[test]
 fn a_whole_list_replace_over_withheld_content_is_rejected() {
     let withheld = [
