@@ -124,6 +124,18 @@ class MergeableSet:
         """The set a row belongs to: its own set's name when this is a merged run."""
         return self.origins.get(scenario_id, self.name)
 
+    def subset(self: S, rows: list[Any], suffix: str = "") -> S:
+        """These rows alone, as a set of their own (named `name + suffix`; each row
+        keeps its own set's name)."""
+        made: S = dataclasses.replace(  # type: ignore[type-var]
+            self,
+            name=self.name + suffix,
+            scenarios=type(self.scenarios)(rows),
+            document={**self.document, "scenarios": [row.raw for row in rows]},
+            origins={row.id: self.origin(row.id) for row in rows},
+        )
+        return made
+
 
 # Runs already made: ids of the sets -> (the sets, their runs).
 _RUNS: dict[tuple[int, ...], tuple[list[Any], list[Any]]] = {}

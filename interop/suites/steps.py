@@ -220,3 +220,88 @@ def run_sets(
     if done is not None:
         done(outcome)
     return [outcome]
+
+
+# A set's run that ended in one of these may have been cut short by one row (a v1
+# adapter crashing on a project row): its rows run again alone (`run_v1_set`).
+CRASHES = frozenset({"ReportMissing", "ClientExit", "ServerExit", "ReceiptsUnavailable"})
+ISOLATION_PROBES = 3  # rows run alone before a crash that every one shares stops it
+RunSet = Callable[[Outcome, Any, bool], bool]  # (outcome, set, probed) -> probed
+
+
+def contract_v1(combination: Combination, adapters: dict[str, Adapter]) -> bool:
+    """Whether a contract v1 adapter (not ours: not blind) takes part in a combination."""
+    return not all(adapters[n].blind for n in (combination.client, combination.server))
+
+
+def run_v1_set(
+    ctx: RunContext,
+    outcome: Outcome,
+    scenario_set: Any,
+    run_set: RunSet,
+    probed: bool,
+    *,
+    extension: Callable[[Any], str | None],
+    runs_here: Callable[[Any], bool] = lambda _row: True,
+) -> bool:
+    """One set with a contract v1 adapter in the combination. The rows that need a
+    project extension (`extension(row)` names it) are unsupported and never run; the
+    others run as one set (`run_set`), and when that run crashes (no report, an exit,
+    receipts gone) each of them that `runs_here` runs again alone, so a crash fails
+    only the row that causes it, and says so. Returns whether the receivers have
+    been probed."""
+    rows = list(scenario_set.scenarios)
+    runnable = [row for row in rows if extension(row) is None]
+    outcome.rows += [
+        RowVerdict(
+            scenario_set.origin(row.id),
+            row.id,
+            Status.UNSUPPORTED,
+            row.expected,
+            error=f"needs {extension(row)}",
+        )
+        for row in rows
+        if extension(row) is not None
+    ]
+    if not runnable:
+        return probed
+    subset = scenario_set.subset(runnable) if len(runnable) < len(rows) else scenario_set
+    trial = Outcome(outcome.suite, outcome.combination)
+    probed = run_set(trial, subset, probed)
+    crashes = sorted({e.error_class for e in trial.errors} & CRASHES)
+    alone_rows = [row for row in runnable if runs_here(row)]
+    if not crashes or len(alone_rows) < 2 or ctx.cancelled.is_set():
+        outcome.rows += trial.rows
+        outcome.errors += trial.errors
+        return probed
+    cause = "; ".join(f"{e.error_class}: {e.message}" for e in trial.errors)[:300]
+    ids = {row.id for row in alone_rows}
+    outcome.rows += [r for r in trial.rows if r.id not in ids and r.status != Status.FAILED]
+    crashed_alone = 0  # consecutive rows that crashed alone too, from the first
+    for index, row in enumerate(alone_rows):
+        if ctx.cancelled.is_set():
+            outcome.errors.append(CombinationError("run", "Cancelled", "the run was interrupted"))
+            break
+        if crashed_alone == index == ISOLATION_PROBES:
+            # the first rows crash alone as well: the cause is not one row, and the
+            # set's run stands for the rest (a few runs, not one per row)
+            rest = {r.id for r in alone_rows[index:]}
+            outcome.rows += [r for r in trial.rows if r.id in rest]
+            outcome.errors += trial.errors
+            break
+        alone = Outcome(outcome.suite, outcome.combination)
+        probed = run_set(alone, subset.subset([row], f".{row.id}"), probed)
+        if {e.error_class for e in alone.errors} & CRASHES:
+            crashed_alone += 1
+        for verdict in alone.rows:
+            if verdict.id != row.id:
+                continue
+            verdict.diagnostics["runAlone"] = f"its set's run failed: {cause}"
+            if verdict.status == Status.FAILED and alone.errors:
+                verdict.error = (
+                    "run alone: "
+                    + "; ".join(f"{e.error_class}: {e.message}" for e in alone.errors)[:400]
+                )
+        outcome.rows += alone.rows
+        outcome.errors += [e for e in alone.errors if e.error_class not in CRASHES]
+    return probed

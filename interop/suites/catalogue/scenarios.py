@@ -42,6 +42,12 @@ RULES = (  # docs/CATALOGUE.md "Registration", in order
 )
 
 
+REFUSED_NOTIFY = (
+    "the project extension 'refused notify' (a client refuses to send a `notify` whose "
+    "message is invalid: docs/CATALOGUE.md), which contract v1 does not define"
+)
+
+
 @dataclass(frozen=True)
 class CatalogueScenario:
     id: str
@@ -66,6 +72,16 @@ class CatalogueScenario:
     @property
     def deliveries(self) -> list[dict[str, Any]]:
         return list(self.raw["expected"]["deliveries"])
+
+    @property
+    def extension(self) -> str | None:
+        """The project extension the row needs, or None for a contract v1 row: a `notify`
+        the client must refuse to send (its message is invalid) is ours; contract v1
+        sends only valid messages with `notify` and invalid ones with `rawNotify`."""
+        notifications = [s for s in self.steps if s.get("op") in ("notify", "rawNotify")]
+        if len(notifications) != len(self.sent):
+            return REFUSED_NOTIFY
+        return None
 
 
 def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenario:
@@ -221,12 +237,13 @@ class CatalogueSets(list[CatalogueSet]):
 
         return sum(len(s.scenarios) for s in self) + len(EXPECTED)
 
-    def runs(self) -> list[CatalogueSet]:
+    def runs(self, *, apart: bool = False) -> list[CatalogueSet]:
         """The sets as a combination runs them: consecutive sets that name nothing
         alike (`merge_groups`: ids, events, sources, registrations) as one file, one
         server and one client run. Every row keeps its own set's name
-        (`CatalogueSet.origin`) and is judged alone, as before."""
-        return merged_runs(list(self), _names)
+        (`CatalogueSet.origin`) and is judged alone, as before. `apart`: each set in
+        processes of its own (a contract v1 adapter takes part)."""
+        return list(self) if apart else merged_runs(list(self), _names)
 
 
 def _names(scenario_set: CatalogueSet) -> set[str]:

@@ -23,7 +23,14 @@ from interop.suites.base import Job
 from interop.suites.catalogue import probes
 from interop.suites.catalogue.scenarios import CatalogueSet, CatalogueSets, load_sets
 from interop.suites.catalogue.verify import verify_set
-from interop.suites.steps import one_job_each, run_step_client, stdio_auth_none, stop_server
+from interop.suites.steps import (
+    contract_v1,
+    one_job_each,
+    run_step_client,
+    run_v1_set,
+    stdio_auth_none,
+    stop_server,
+)
 
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
@@ -66,7 +73,8 @@ class CatalogueSuite:
             if adapters[name].command(key) is None
         ]
         probed = False
-        for scenario_set in sets.runs():
+        v1 = contract_v1(combination, adapters)
+        for scenario_set in sets.runs(apart=v1):
             if missing:
                 outcome.rows += [
                     RowVerdict(
@@ -84,7 +92,19 @@ class CatalogueSuite:
                     CombinationError("run", "Cancelled", "the run was interrupted")
                 )
                 break
-            probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
+            if v1:
+                probed = run_v1_set(
+                    ctx,
+                    outcome,
+                    scenario_set,
+                    lambda out, chosen, seen: self._run_set(
+                        ctx, out, combination, chosen, adapters, seen
+                    ),
+                    probed,
+                    extension=lambda row: row.extension,
+                )
+            else:
+                probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
         if missing:
             outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
         elif combination.transport != "http":
@@ -131,6 +151,7 @@ class CatalogueSuite:
             client_exit=step.exit_code(client.blind),
             language=client.language,
             profile=ctx.profile,
+            blind=client.blind,
             stage=f"client[{scenario_set.name}]",
             prior_errors=step.errors,
         )

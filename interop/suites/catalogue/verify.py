@@ -181,6 +181,20 @@ def _project(expected: dict[str, Any], actual: Any) -> Any:
     return projected
 
 
+def _v1_expected(judged: dict[str, Any]) -> dict[str, Any]:
+    """What a contract v1 client is judged on: `rule` [ext] is ours, not v1's."""
+    registrations = judged.get("registrations")
+    if not isinstance(registrations, list):
+        return judged
+    return {
+        **judged,
+        "registrations": [
+            {k: v for k, v in r.items() if k != "rule"} if isinstance(r, dict) else r
+            for r in registrations
+        ],
+    }
+
+
 def verify_deliveries(scenario: CatalogueScenario, got: list[dict[str, Any]]) -> list[Problem]:
     problems: list[Problem] = []
     wanted = expected_entries(scenario)
@@ -221,8 +235,10 @@ def verify_set(
     profile: str,
     stage: str,
     prior_errors: list[CombinationError],
+    blind: bool = True,
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
-    """Judge every row of one set (one client run) into row verdicts and combination errors."""
+    """Judge every row of one set (one client run) into row verdicts and combination errors
+    (a contract v1 client, `blind=False`, on the keys v1 defines)."""
     results, errors = check_step_report(
         report,
         schema="catalogue-report.schema.json",
@@ -253,6 +269,8 @@ def verify_set(
         assert entry is not None
         problems: list[Problem] = []
         judged = {k: v for k, v in scenario.expected.items() if k != "deliveries"}
+        if not blind:
+            judged = _v1_expected(judged)
         found = first_difference(judged, _project(judged, entry.get("actual")))
         if found is not None:
             problems.append(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,16 +248,6 @@ class LifecycleSet(MergeableSet):
 
     def for_transport(self, transport: str) -> list[LifecycleScenario]:
         return [s for s in self.scenarios if transport in s.transports]
-
-    def subset(self, rows: list[LifecycleScenario], suffix: str = "") -> LifecycleSet:
-        """These rows alone, as a set of their own (each keeps its set's name)."""
-        return dataclasses.replace(
-            self,
-            name=self.name + suffix,
-            scenarios=tuple(rows),
-            document={**self.document, "scenarios": [row.raw for row in rows]},
-            origins={row.id: self.origin(row.id) for row in rows},
-        )
 
     def write(self, path: Path, transport: str, *, blind: bool) -> Path:
         """The file an adapter gets: this transport's rows, without answers when blind."""

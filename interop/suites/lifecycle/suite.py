@@ -28,12 +28,15 @@ from interop.suites.base import Job
 from interop.suites.lifecycle import probes
 from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
 from interop.suites.lifecycle.verify import verify_set
-from interop.suites.steps import one_job_each, refusing_port, stdio_auth_none
+from interop.suites.steps import (
+    contract_v1,
+    one_job_each,
+    refusing_port,
+    run_v1_set,
+    stdio_auth_none,
+)
 
 Done = Callable[[Outcome], None]
-# A set's run that ended in one of these may have been cut short by one row (a v1
-# adapter crashing on a project row): its rows run again alone.
-CRASHES = frozenset({"ReportMissing", "ClientExit", "ServerExit", "ReceiptsUnavailable"})
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
 UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
@@ -84,7 +87,7 @@ class LifecycleSuite:
         probed = False
         # a contract v1 adapter in the combination: sets apart, our [ext] rows unsupported,
         # a crash isolated to its row (`_run_v1`)
-        v1 = not all(adapters[n].blind for n in (combination.client, combination.server))
+        v1 = contract_v1(combination, adapters)
         for scenario_set in sets.runs(apart=v1):
             if missing:
                 outcome.rows += [
@@ -104,7 +107,17 @@ class LifecycleSuite:
                 )
                 break
             if v1:
-                probed = self._run_v1(ctx, outcome, combination, scenario_set, adapters, probed)
+                probed = run_v1_set(
+                    ctx,
+                    outcome,
+                    scenario_set,
+                    lambda out, chosen, seen: self._run_set(
+                        ctx, out, combination, chosen, adapters, seen
+                    ),
+                    probed,
+                    extension=lambda row: row.extension,
+                    runs_here=lambda row: combination.transport in row.transports,
+                )
             else:
                 probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
         if missing:
@@ -121,73 +134,6 @@ class LifecycleSuite:
         if done is not None:
             done(outcome)
         return [outcome]
-
-    def _run_v1(
-        self,
-        ctx: RunContext,
-        outcome: Outcome,
-        combination: Combination,
-        scenario_set: LifecycleSet,
-        adapters: dict[str, Adapter],
-        probed: bool,
-    ) -> bool:
-        """One set with a contract v1 adapter in the combination: the rows that need a
-        project extension are unsupported (naming it) and never run; the others run as
-        one set, and when that run crashes (no report, an exit, receipts gone) each row
-        runs again alone, so the crash fails only the row that causes it."""
-        runnable = [s for s in scenario_set.scenarios if s.extension is None]
-        outcome.rows += [
-            RowVerdict(
-                scenario_set.origin(s.id),
-                s.id,
-                Status.UNSUPPORTED,
-                s.expected,
-                error=f"needs {s.extension}",
-            )
-            for s in scenario_set.scenarios
-            if s.extension is not None
-        ]
-        if not runnable:
-            return probed
-        subset = (
-            scenario_set.subset(runnable)
-            if len(runnable) < len(scenario_set.scenarios)
-            else scenario_set
-        )
-        trial = Outcome(self.name, combination)
-        probed = self._run_set(ctx, trial, combination, subset, adapters, probed)
-        crashes = sorted({e.error_class for e in trial.errors} & CRASHES)
-        on_transport = subset.for_transport(combination.transport)
-        if not crashes or len(on_transport) < 2 or ctx.cancelled.is_set():
-            outcome.rows += trial.rows
-            outcome.errors += trial.errors
-            return probed
-        cause = "; ".join(f"{e.error_class}: {e.message}" for e in trial.errors)[:300]
-        outcome.rows += [r for r in trial.rows if r.status != Status.FAILED]  # inapplicable
-        for row in on_transport:
-            if ctx.cancelled.is_set():
-                outcome.errors.append(
-                    CombinationError("run", "Cancelled", "the run was interrupted")
-                )
-                break
-            alone = Outcome(self.name, combination)
-            probed = self._run_set(
-                ctx, alone, combination, subset.subset([row], f".{row.id}"), adapters, probed
-            )
-            for verdict in alone.rows:
-                verdict.set = (
-                    scenario_set.origin(verdict.id) if verdict.id == row.id else verdict.set
-                )
-                if verdict.id == row.id:
-                    verdict.diagnostics["runAlone"] = f"its set's run failed: {cause}"
-                    if verdict.status == Status.FAILED and alone.errors:
-                        verdict.error = (
-                            "run alone: "
-                            + "; ".join(f"{e.error_class}: {e.message}" for e in alone.errors)[:400]
-                        )
-            outcome.rows += alone.rows
-            outcome.errors += [e for e in alone.errors if e.error_class not in CRASHES]
-        return probed
 
     def _run_set(
         self,
