@@ -65,11 +65,11 @@ def run(config: dict[str, Any]) -> int:
             results = [_row(r, transport) for r in rows]
     finally:
         transport.close()
-    _write(Path(str(config["reportFile"])), {"language": LANGUAGE, "results": results})
+    write_report(Path(str(config["reportFile"])), {"language": LANGUAGE, "results": results})
     return 1 if any(r["status"] == "failed" for r in results) else 0
 
 
-def _write(path: Path, report: dict[str, Any]) -> None:
+def write_report(path: Path, report: dict[str, Any]) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
     os.replace(temporary, path)

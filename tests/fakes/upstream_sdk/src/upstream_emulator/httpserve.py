@@ -3,11 +3,13 @@
 Each reply's head and body leave in a single write on a TCP_NODELAY socket, so
 an exchange never waits on Nagle's algorithm and a delayed ACK. A route gets the
 request line and headers first and reads the body only if it wants to; a reply
-to a request whose body was left unread closes the connection.
+to a request whose body was left unread closes the connection. A reply whose
+body is None has no body at all (`Content-Length: 0`, no content type).
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import socket
 import threading
@@ -59,6 +61,16 @@ def _length(header: str | None) -> int | None:
 Route = Callable[[Request], Reply]
 
 
+def bearer_ok(request: Request, token: str | None) -> bool:
+    """No token wanted, or exactly one `Authorization: Bearer <token>` header."""
+    if token is None:
+        return True
+    values = request.headers.get_all("Authorization") or []
+    if len(values) != 1:
+        return False
+    return hmac.compare_digest(values[0].encode(), f"Bearer {token}".encode())
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -71,11 +83,15 @@ class _Handler(BaseHTTPRequestHandler):
         request = Request(self)
         reply = self.server.route(request)
         close = reply.close or not request.body_read
-        payload = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()
+        payload = (
+            b""
+            if reply.body is None
+            else json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode()
+        )
         head = (
             f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}\r\n"
-            "Content-Type: application/json\r\n"
-            f"Content-Length: {len(payload)}\r\n"
+            + ("Content-Type: application/json\r\n" if reply.body is not None else "")
+            + f"Content-Length: {len(payload)}\r\n"
             + ("Connection: close\r\n" if close else "")
             + "\r\n"
         )

@@ -7,7 +7,6 @@ written: receipts are served by the control listener only.
 
 from __future__ import annotations
 
-import hmac
 import json
 import os
 import sys
@@ -20,7 +19,7 @@ from upstream_emulator import settings
 from upstream_emulator.board import Board
 from upstream_emulator.capabilities import capabilities, discovery_result
 from upstream_emulator.control import NOT_FOUND, control_route
-from upstream_emulator.httpserve import Listener, Reply, Request, Route
+from upstream_emulator.httpserve import Listener, Reply, Request, Route, bearer_ok
 from upstream_emulator.responder import Responder
 
 INVALID = {"error": "Invalid request"}
@@ -39,7 +38,7 @@ def run(config: dict[str, Any]) -> int:
     http = config["transport"] == "http"
     if http:
         listeners.append(Listener(ahp_route(responder, token), "/intercept"))
-    _write_readiness(
+    write_readiness(
         Path(str(config["readinessFile"])),
         {
             "endpoint": listeners[2].url if http else None,
@@ -56,20 +55,11 @@ def run(config: dict[str, Any]) -> int:
     return _serve_stdio(responder, board, listeners)
 
 
-def _write_readiness(path: Path, readiness: dict[str, Any]) -> None:
+def write_readiness(path: Path, readiness: dict[str, Any]) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".readiness-", suffix=".tmp")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(readiness, out)
     os.replace(temporary, path)
-
-
-def _authorized(request: Request, token: str | None) -> bool:
-    if token is None:
-        return True
-    values = request.headers.get_all("Authorization") or []
-    if len(values) != 1:
-        return False
-    return hmac.compare_digest(values[0].encode(), f"Bearer {token}".encode())
 
 
 def ahp_route(responder: Responder, token: str | None) -> Route:
@@ -77,7 +67,7 @@ def ahp_route(responder: Responder, token: str | None) -> Route:
         where = (request.method, request.path)
         if where not in (("GET", "/capabilities"), ("POST", "/intercept")):
             return NOT_FOUND
-        if not _authorized(request, token):  # before the body is read
+        if not bearer_ok(request, token):  # before the body is read
             return Reply(401, {"error": "Unauthorized"}, close=True)
         if where == ("GET", "/capabilities"):
             return Reply(200, capabilities())
