@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,32 +71,3 @@ def test_an_altered_expectation_fails_exactly_its_row(
         failed = _failed(combination)
         assert [(name, row) for name, row, _ in failed] == [("catalogue-scenarios", sid)], where
         assert failed[0][2].startswith(error_class), (where, failed[0][2])
-
-
-def test_an_upstream_shaped_checkout_passes_the_upstream_file_under_compat(tmp_path: Path) -> None:
-    """interop/adapter.json with the upstream keys only (not blind, compat), as for lifecycle."""
-    wrapper = Path(__file__).parent / "fakes" / "upstream_checkout.py"
-    checkout = tmp_path / "sdk-checkout"
-    (checkout / "interop").mkdir(parents=True)
-    roles = {
-        "client": "client",
-        "server": "server",
-        "lifecycleClient": "lifecycle-client",
-        "lifecycleServer": "lifecycle-server",
-    }
-    manifest: dict[str, Any] = {"language": "upstream-shaped"}
-    manifest.update({key: [sys.executable, str(wrapper), role] for key, role in roles.items()})
-    (checkout / "interop" / "adapter.json").write_text(json.dumps(manifest))
-    output = tmp_path / "out" / "report.json"
-    code = main(
-        [
-            *("matrix", "--suite", "catalogue", "--output", str(output), "--quiet"),
-            *("--auth", "none", "--profile", "compat", "--scenarios", str(UPSTREAM)),
-            *("--adapter-dir", str(checkout)),
-            *("--adapters-root", str(tmp_path / "no-builtin-adapters")),
-        ]
-    )
-    report = json.loads(output.read_text())
-    assert code == 0, report["summary"]
-    assert report["summary"]["combinations"]["passed"] == 2
-    assert report["summary"]["rows"]["failed"] == 0

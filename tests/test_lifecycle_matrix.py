@@ -1,4 +1,5 @@
-"""The lifecycle suite end to end: an upstream checkout plugs in, a wrong expectation fails its row.
+"""The lifecycle suite end to end: a wrong expectation fails exactly its row (upstream
+SDK checkouts: tests/test_upstream_emulator_steps.py).
 
 Both run the real Python adapter over real sockets and pipes (one combination
 each, a few seconds).
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ from interop import ROOT
 from interop.cli import main
 
 UPSTREAM = ROOT / "scenarios" / "upstream" / "lifecycle-scenarios.json"
-WRAPPER = Path(__file__).parent / "fakes" / "upstream_checkout.py"
 
 
 def _run(tmp_path: Path, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -34,44 +33,6 @@ def _rows(report: dict[str, Any]) -> dict[tuple[str, str], str]:
             for row in block["rows"]:
                 statuses[(key, f"{set_name}/{row['id']}")] = row["status"]
     return statuses
-
-
-def test_upstream_shaped_checkout_passes_under_compat(tmp_path: Path) -> None:
-    """interop/adapter.json with the upstream keys only, no extensions: not blind, compat."""
-    checkout = tmp_path / "sdk-checkout"
-    (checkout / "interop").mkdir(parents=True)
-    roles = {
-        "client": "client",
-        "server": "server",
-        "lifecycleClient": "lifecycle-client",
-        "lifecycleServer": "lifecycle-server",
-    }
-    manifest = {"language": "upstream-shaped"}
-    manifest.update({key: [sys.executable, str(WRAPPER), role] for key, role in roles.items()})
-    (checkout / "interop" / "adapter.json").write_text(json.dumps(manifest))
-    code, report = _run(
-        tmp_path,
-        "--adapter-dir",
-        str(checkout),
-        "--adapters-root",
-        str(tmp_path / "no-builtin-adapters"),
-        "--profile",
-        "compat",
-    )
-    assert code == 0, report["summary"]
-    # our [ext] rows are unsupported for a v1 adapter, naming the extension; no row fails
-    assert report["summary"]["combinations"]["unsupported"] == 2
-    assert report["summary"]["rows"]["failed"] == 0
-    unsupported = [
-        row
-        for combination in report["combinations"]
-        for block in combination["results"].values()
-        for row in block["rows"]
-        if row["status"] == "unsupported"
-    ]
-    assert unsupported and all("operational failures" in row["error"] for row in unsupported)
-    assert report["adapters"]["upstream-shaped"]["language"] == "upstream-shaped"
-    assert report["adapters"]["upstream-shaped"]["contract"] == "v1"
 
 
 def test_an_altered_expectation_fails_exactly_its_row(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def _upstream_rows() -> dict[str, dict[str, Any]]:
 
 def test_the_checkout_is_upstream_shaped_and_independent() -> None:
     manifest = json.loads((SDK / "interop" / "adapter.json").read_text())
-    assert set(manifest) == {"language", "client", "server"}
+    assert set(manifest) == {"language", "client", "server", "lifecycleClient", "lifecycleServer"}
     assert manifest["language"] == "upstream-emulator"
     modules = sorted((SDK / "src" / "upstream_emulator").glob("*.py"))
     assert modules

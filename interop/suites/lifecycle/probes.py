@@ -25,6 +25,7 @@ SET = "receiver-probes"
 PROBE_BYTES = bytes(range(256)) + b"\x00\xff\xfe"
 CHANGED = b"changed bytes"
 OCTETS = ("Content-Type", "application/octet-stream")
+ACCEPTED = {"accepted": True, "body": ""}  # an accepted notification: 202 or 204, no body
 
 
 EXPECTED: dict[str, dict[str, Any]] = {
@@ -43,15 +44,32 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "upload-shorter-than-its-length-400": {"status": 400},
     "upload-over-the-limit-413": {"status": 413},
     "upload-with-the-event-credential-401": {"status": 401},
-    "observe-a-stored-ref-204": {"status": 204, "body": ""},
+    "observe-a-stored-ref-accepted": {"accepted": True, "body": ""},
     "observe-with-size-in-the-body-400": {"status": 400},
     "observe-with-hash-in-the-body-400": {"status": 400},
-    "observe-the-same-again-204": {"status": 204, "body": ""},
+    "observe-the-same-again-accepted": {"accepted": True, "body": ""},
     "observe-a-never-uploaded-ref-409": {"status": 409},
     "observe-a-never-uploaded-message-part-ref-409": {"status": 409},
     "no-answer-redirects": {"redirects": []},
 }
 NO_TOKEN = "this auth mode has no event token to present on the upload route"
+# The probes upstream's lifecycle driver runs too (interop/lifecycle_matrix.py, receiver
+# probes); the others check rules of our contract only, and a contract v1 server is not
+# probed on them (its rows are unsupported, naming why).
+V1_PROBES = frozenset(
+    {
+        "upload-201-with-receipt",
+        "changed-bytes-get-a-new-ref",
+        "upload-without-credential-401",
+        "upload-with-another-credential-401",
+        "observe-a-stored-ref-accepted",
+        "observe-with-size-in-the-body-400",
+        "observe-with-hash-in-the-body-400",
+        "observe-the-same-again-accepted",
+        "observe-a-never-uploaded-ref-409",
+    }
+)
+OURS_ONLY = "a probe of our contract only, not of contract v1's receiver probes (docs/LIFECYCLE.md)"
 
 
 def skipped(status: Status, reason: str) -> list[RowVerdict]:
@@ -165,8 +183,12 @@ def run_probes(
     token: str,
     stranger: str,
     template: dict[str, Any],
+    *,
+    v1: bool = False,
 ) -> list[RowVerdict]:
-    """Every probe against one running server; `template` is a scenario request to observe."""
+    """Every probe against one running server; `template` is a scenario request to observe.
+    A contract v1 server (`v1`) is probed on upstream's probes only."""
+    ours = not v1
     upload = server.upload_endpoint or ""
     probes: list[Probe] = []
     statuses: list[int] = []
@@ -218,51 +240,52 @@ def run_probes(
         401,
         lambda: post(upload, headers=_upload_headers(CHANGED, stranger), body=CHANGED),
     )
-    upload_probe(
-        "upload-with-two-authorization-headers-400",
-        400,
-        lambda: post(
-            upload,
-            headers=_upload_headers(CHANGED, token, ("Authorization", f"Bearer {token}")),
-            body=CHANGED,
-        ),
-    )
-    upload_probe(
-        "upload-chunked-400",
-        400,
-        lambda: post(
-            upload,
-            headers=_upload_headers(CHANGED, token, ("Transfer-Encoding", "chunked")),
-            body=b"d\r\nchanged bytes\r\n0\r\n\r\n",
-        ),
-    )
-    upload_probe(
-        "upload-content-encoded-400",
-        400,
-        lambda: post(
-            upload,
-            headers=_upload_headers(CHANGED, token, ("Content-Encoding", "gzip")),
-            body=CHANGED,
-        ),
-    )
-    upload_probe(
-        "upload-shorter-than-its-length-400",
-        400,
-        lambda: post(
-            upload, headers=_upload_headers(CHANGED, token), body=CHANGED, declared_length=40
-        ),
-    )
-    upload_probe(
-        "upload-over-the-limit-413",
-        413,
-        lambda: post(
-            upload,
-            headers=_upload_headers(b"", token, ("Content-Length", str(1048577))),
-            body=b"",
-        ),
-    )
+    if ours:
+        upload_probe(
+            "upload-with-two-authorization-headers-400",
+            400,
+            lambda: post(
+                upload,
+                headers=_upload_headers(CHANGED, token, ("Authorization", f"Bearer {token}")),
+                body=CHANGED,
+            ),
+        )
+        upload_probe(
+            "upload-chunked-400",
+            400,
+            lambda: post(
+                upload,
+                headers=_upload_headers(CHANGED, token, ("Transfer-Encoding", "chunked")),
+                body=b"d\r\nchanged bytes\r\n0\r\n\r\n",
+            ),
+        )
+        upload_probe(
+            "upload-content-encoded-400",
+            400,
+            lambda: post(
+                upload,
+                headers=_upload_headers(CHANGED, token, ("Content-Encoding", "gzip")),
+                body=CHANGED,
+            ),
+        )
+        upload_probe(
+            "upload-shorter-than-its-length-400",
+            400,
+            lambda: post(
+                upload, headers=_upload_headers(CHANGED, token), body=CHANGED, declared_length=40
+            ),
+        )
+        upload_probe(
+            "upload-over-the-limit-413",
+            413,
+            lambda: post(
+                upload,
+                headers=_upload_headers(b"", token, ("Content-Length", str(1048577))),
+                body=b"",
+            ),
+        )
     credential = event_token(ctx.trust, mode, ctx.profile)
-    if credential is not None:
+    if credential is not None and ours:
         upload_probe(
             "upload-with-the-event-credential-401",
             401,
@@ -287,13 +310,17 @@ def run_probes(
             answer = post(
                 observe, headers=event_headers, body=build(template, body), context=context
             )
-            actual = {"status": answer.status, "body": answer.body.decode("utf-8", "replace")}
+            actual = {
+                "status": answer.status,
+                "accepted": answer.status in (202, 204),  # AHP-HTTP-001: either
+                "body": answer.body.decode("utf-8", "replace"),
+            }
         except OSError as exc:
             actual = {"status": None, "error": str(exc)}
         probes.append(Probe(name, expected, actual))
 
     if isinstance(ref, str):
-        observe_probe("observe-a-stored-ref-204", {"ref": ref}, {"status": 204, "body": ""})
+        observe_probe("observe-a-stored-ref-accepted", {"ref": ref}, ACCEPTED)
         observe_probe(
             "observe-with-size-in-the-body-400",
             {"ref": ref, "size": len(PROBE_BYTES) + 1, "sha256": _sha(PROBE_BYTES)},
@@ -304,26 +331,29 @@ def run_probes(
             {"ref": ref, "sha256": "0" * 64},
             {"status": 400},
         )
-        observe_probe("observe-the-same-again-204", {"ref": ref}, {"status": 204, "body": ""})
+        observe_probe("observe-the-same-again-accepted", {"ref": ref}, ACCEPTED)
     observe_probe("observe-a-never-uploaded-ref-409", {"ref": "never-uploaded"}, {"status": 409})
-    observe_probe(
-        "observe-a-never-uploaded-message-part-ref-409",
-        {"ref": "never-uploaded"},
-        {"status": 409},
-        _message_part_observation,
-    )
-    probes.append(
-        Probe(
-            "no-answer-redirects",
-            {"redirects": []},
-            {"redirects": sorted({s for s in statuses if 300 <= s < 400})},
+    if ours:
+        observe_probe(
+            "observe-a-never-uploaded-message-part-ref-409",
+            {"ref": "never-uploaded"},
+            {"status": 409},
+            _message_part_observation,
         )
-    )
+        probes.append(
+            Probe(
+                "no-answer-redirects",
+                {"redirects": []},
+                {"redirects": sorted({s for s in statuses if 300 <= s < 400})},
+            )
+        )
     found = {probe.name: probe.verdict() for probe in probes}
     rows = []
     for name, expected in EXPECTED.items():
         if name in found:
             rows.append(found[name])
+        elif v1 and name not in V1_PROBES:
+            rows.append(RowVerdict(SET, name, Status.UNSUPPORTED, expected, error=OURS_ONLY))
         elif name == "upload-with-the-event-credential-401":
             rows.append(RowVerdict(SET, name, Status.INAPPLICABLE, expected, error=NO_TOKEN))
         else:

@@ -289,7 +289,13 @@ class LifecycleSuite:
             probed = True
             template = rows[0].raw["requests"][next(iter(rows[0].raw["requests"]))]
             outcome.rows += probes.run_probes(
-                ctx, server, combination.auth, token, stranger, template
+                ctx,
+                server,
+                combination.auth,
+                token,
+                stranger,
+                template,
+                v1=not server_adapter.blind,
             )
         if server is not None:
             server.stop()
