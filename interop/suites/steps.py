@@ -277,31 +277,71 @@ def run_v1_set(
     cause = "; ".join(f"{e.error_class}: {e.message}" for e in trial.errors)[:300]
     ids = {row.id for row in alone_rows}
     outcome.rows += [r for r in trial.rows if r.id not in ids and r.status != Status.FAILED]
-    crashed_alone = 0  # consecutive rows that crashed alone too, from the first
-    for index, row in enumerate(alone_rows):
-        if ctx.cancelled.is_set():
-            outcome.errors.append(CombinationError("run", "Cancelled", "the run was interrupted"))
-            break
-        if crashed_alone == index == ISOLATION_PROBES:
-            # the first rows crash alone as well: the cause is not one row, and the
-            # set's run stands for the rest (a few runs, not one per row)
-            rest = {r.id for r in alone_rows[index:]}
-            outcome.rows += [r for r in trial.rows if r.id in rest]
-            outcome.errors += trial.errors
-            break
-        alone = Outcome(outcome.suite, outcome.combination)
-        probed = run_set(alone, subset.subset([row], f".{row.id}"), probed)
-        if {e.error_class for e in alone.errors} & CRASHES:
-            crashed_alone += 1
-        for verdict in alone.rows:
-            if verdict.id != row.id:
+    state = _Isolation(ctx, outcome, subset, run_set, probed, cause)
+    first = alone_rows[:ISOLATION_PROBES]
+    crashed = sum(state.judge(subset_rows=[row]) for row in first)
+    rest = alone_rows[len(first) :]
+    if crashed == len(first) == ISOLATION_PROBES:
+        # the first rows crash alone as well: the cause is not one row, and the set's
+        # run stands for the rest (a few runs, not one per row)
+        outcome.rows += [r for r in trial.rows if r.id in {row.id for row in rest}]
+        outcome.errors += trial.errors
+    elif rest:
+        state.bisect(rest)
+    return state.probed
+
+
+class _Isolation:
+    """Rows of a crashed set run again in halves: a half that runs without a crash is
+    judged as it ran; a crashing half is split again, down to single rows (the crash
+    then fails that row alone). One crashing row of n costs about 2 log2(n) runs."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        subset: Any,
+        run_set: RunSet,
+        probed: bool,
+        cause: str,
+    ) -> None:
+        self.ctx, self.outcome, self.subset, self.run_set = ctx, outcome, subset, run_set
+        self.probed, self.cause = probed, cause
+
+    def judge(self, subset_rows: list[Any]) -> bool:
+        """Run these rows as a set; keep their verdicts unless the run crashed and they
+        are several (then the caller splits them). True when the run crashed."""
+        if self.ctx.cancelled.is_set():
+            self.outcome.errors.append(
+                CombinationError("run", "Cancelled", "the run was interrupted")
+            )
+            return False
+        part = Outcome(self.outcome.suite, self.outcome.combination)
+        suffix = f".{subset_rows[0].id}" + (
+            f"+{len(subset_rows) - 1}" if len(subset_rows) > 1 else ""
+        )
+        self.probed = self.run_set(part, self.subset.subset(subset_rows, suffix), self.probed)
+        crashed = bool({e.error_class for e in part.errors} & CRASHES)
+        if crashed and len(subset_rows) > 1:
+            return True
+        ids = {row.id for row in subset_rows}
+        for verdict in part.rows:
+            if verdict.id not in ids:
                 continue
-            verdict.diagnostics["runAlone"] = f"its set's run failed: {cause}"
-            if verdict.status == Status.FAILED and alone.errors:
+            verdict.diagnostics["runAlone"] = f"its set's run failed ({self.cause}); run again " + (
+                "alone" if len(subset_rows) == 1 else f"with {len(subset_rows) - 1} others"
+            )
+            if verdict.status == Status.FAILED and part.errors and len(subset_rows) == 1:
                 verdict.error = (
                     "run alone: "
-                    + "; ".join(f"{e.error_class}: {e.message}" for e in alone.errors)[:400]
+                    + "; ".join(f"{e.error_class}: {e.message}" for e in part.errors)[:400]
                 )
-        outcome.rows += alone.rows
-        outcome.errors += [e for e in alone.errors if e.error_class not in CRASHES]
-    return probed
+        self.outcome.rows += part.rows
+        self.outcome.errors += [e for e in part.errors if e.error_class not in CRASHES]
+        return crashed
+
+    def bisect(self, rows: list[Any]) -> None:
+        if self.judge(rows):
+            middle = len(rows) // 2
+            self.bisect(rows[:middle])
+            self.bisect(rows[middle:])
