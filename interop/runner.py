@@ -398,6 +398,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                 file=sys.stderr,
             )
     paths = check_output(options.output)
+    meta = _meta(options, adapters)  # before the jobs: the revision is the one that ran
     combinations = expand(options.clients, options.servers, options.transports, options.auth)
     outcomes: list[Outcome] = []
     planned: list[Planned] = []
@@ -462,7 +463,6 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             finally:
                 progress.stop()
             interrupts.hold()  # from here on a signal waits until the report is written
-        meta = _meta(options, adapters)
         runs = {run.name: run for run in options.suites}
         for outcome in outcomes:
             runs[outcome.suite].trim(outcome)

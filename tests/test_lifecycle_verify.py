@@ -257,3 +257,29 @@ def test_malformed_faults_name_the_field(
     with pytest.raises(ScenarioError, match=message) as caught:
         load_set(path)
     assert "observation-chain-fail-open" in str(caught.value)
+
+
+def test_an_empty_items_list_matches_a_projection_with_no_items() -> None:
+    """A chain call or notification of an event without items may carry `items: []`
+    (spec/draft execution-payloads.md: lists may be empty for absent content)."""
+    from interop.suites.lifecycle.verify import _matches
+
+    want = {"jsonrpc": "2.0", "method": "hooks/observe", "params": {"event": {"id": "e"}}}
+    empty = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"event": {"id": "e", "items": []}},
+    }
+    assert _matches(empty, want)
+    one = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"event": {"id": "e", "items": [{"id": "x"}]}},
+    }
+    assert not _matches(one, want)
+    other = {
+        "jsonrpc": "2.0",
+        "method": "hooks/observe",
+        "params": {"event": {"id": "f", "items": []}},
+    }
+    assert not _matches(other, want)

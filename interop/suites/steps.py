@@ -341,7 +341,7 @@ class _Isolation:
         return crashed
 
     def bisect(self, rows: list[Any]) -> None:
-        if self.judge(rows):
+        if self.judge(rows) and len(rows) > 1:
             middle = len(rows) // 2
             self.bisect(rows[:middle])
             self.bisect(rows[middle:])

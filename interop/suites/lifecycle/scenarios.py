@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,8 @@ OBSERVE_FAULTS = (None, "silent")
 UNREACHABLE = "unreachable"
 OPERATIONAL_FAILURES = (
     "the project extension 'operational failures' (scripted faults, deadlines, unreachable "
-    "backends, silent observers: docs/LIFECYCLE.md), which contract v1 adapters do not have"
+    "backends, silent observers, fail-open after an error answer or a refused or staged "
+    "reply: docs/LIFECYCLE.md), which contract v1 adapters do not have"
 )
 
 
@@ -120,9 +122,42 @@ class LifecycleScenario:
             faulted
             or self.raw.get("observeFaults")
             or any("timeoutMs" in s or s.get("backend") == UNREACHABLE for s in subscriptions)
+            or self._fails_open_unsettled()
         ):
             return OPERATIONAL_FAILURES
         return None
+
+    def _fails_open_unsettled(self) -> bool:
+        """A `failOpen` of a request neither cancelled nor published before it: the
+        fallback after an operational failure (an error answer, a rejected or a staged
+        reply) is ours; contract v1 fails open only after a cancel or a publication."""
+        published = set(self.raw["expected"].get("published", []))
+        settled: set[str] = set()
+        for step in self.steps:
+            key = str(step.get("key"))
+            if step["op"] == "cancel" or (
+                step["op"] == "accept"
+                and self.request_id(key) in published
+                and not self._refused(key)
+            ):
+                settled.add(key)
+            elif step["op"] == "failOpen" and key not in settled:
+                return True
+        return False
+
+    def _refused(self, key: str) -> bool:
+        """Whether requests[key]'s scripted answer is one no client publishes: a JSON-RPC
+        error, or an effect its request does not advertise (a row shape, not a verdict)."""
+        response = self.raw["responses"].get(key)
+        if not isinstance(response, dict) or "error" in response:
+            return True
+        result = response.get("result")
+        effects = result.get("effects") if isinstance(result, dict) else None
+        params = self.raw["requests"][key].get("params", {})
+        advertised = params.get("capabilities", {}).get("effects", [])
+        return not isinstance(effects, list) or any(
+            not isinstance(e, dict) or e.get("type") not in advertised for e in effects
+        )
 
     def uploads(self) -> list[Upload]:
         found = []
@@ -259,6 +294,21 @@ class LifecycleSet(MergeableSet):
             ]
 
         return write_set_file(path, self.document, rows, owner=self, variant=(transport, blind))
+
+    def write_with_uploads(self, path: Path, transport: str, endpoint: str) -> Path:
+        """The whole file (a contract v1 client's) with `endpoint` in every upload step's
+        own `upload` block that names none, as upstream drivers inject it over HTTP: a
+        v1 client takes a step's block as it is, where ours fall back to the config's."""
+
+        def row(scenario: LifecycleScenario) -> dict[str, Any]:
+            raw = copy.deepcopy(scenario.raw)
+            for step in raw.get("steps", []):
+                block = step.get("upload") if step.get("op") == "upload" else None
+                if isinstance(block, dict) and "endpoint" not in block:
+                    block["endpoint"] = endpoint
+            return raw
+
+        return write_set_file(path, self.document, [row(s) for s in self.for_transport(transport)])
 
 
 class LifecycleSets(list[LifecycleSet]):

@@ -203,6 +203,10 @@ class LifecycleSuite:
                         )
                     else:
                         upload["endpoint"] = server.upload_endpoint
+                        if not client.blind:
+                            given = scenario_set.write_with_uploads(
+                                home / "client-v1.json", transport, server.upload_endpoint
+                            )
                         extra["controlEndpoint"] = server.control
                         scheme = (server.endpoint or "http:").split(":", 1)[0]
                         port = refusing.getsockname()[1] if refusing is not None else 0
