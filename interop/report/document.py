@@ -127,7 +127,11 @@ def rows_of(document: dict[str, Any], combination: dict[str, Any]) -> list[dict[
     for set_name, result in combination["results"].items():
         whole = {row["id"]: row for row in result["rows"]}
         for row_id, digest in zip(ids.get(set_name, []), result["digests"], strict=False):
-            row = whole.get(row_id) or {"id": row_id, "status": "passed", "digest": digest}
+            row = whole.get(row_id)
+            if row is None:
+                if digest is None:  # a row of the set this combination never had
+                    continue
+                row = {"id": row_id, "status": "passed", "digest": digest}
             out.append({"set": set_name, **row, "expected": expected[set_name].get(row_id)})
     return out
 
