@@ -276,7 +276,10 @@ def run_v1_set(
         return probed
     cause = "; ".join(f"{e.error_class}: {e.message}" for e in trial.errors)[:300]
     ids = {row.id for row in alone_rows}
-    outcome.rows += [r for r in trial.rows if r.id not in ids and r.status != Status.FAILED]
+    kept = [r for r in trial.rows if r.id not in ids]  # rows not run again keep their verdict
+    outcome.rows += kept
+    if any(r.status == Status.FAILED for r in kept):
+        outcome.errors += trial.errors
     state = _Isolation(ctx, outcome, subset, run_set, probed, cause)
     first = alone_rows[:ISOLATION_PROBES]
     crashed = sum(state.judge(subset_rows=[row]) for row in first)

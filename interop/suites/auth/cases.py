@@ -78,6 +78,9 @@ class Case:
     profiles: tuple[str, ...] = ("strict", "compat")
     statuses: tuple[int, ...] = REJECTED  # what answers a negative over HTTP
     https_only: bool = False  # the case needs a TLS listener (strict, or mtls)
+    # a rule of our contract only (docs/CONTRACT.md, "Authentication and TLS"), neither
+    # the protocol's nor upstream's auth driver's: a contract v1 server is not probed on it
+    ours: bool = False
 
 
 # ------------------------------------------------------------------ tokens
@@ -251,7 +254,7 @@ CASES: tuple[Case, ...] = (
         header(lambda m: "Bearer " + "A" * 16384),
         statuses=MALFORMED,
     ),
-    Case("token-in-the-query-string", True, TOKEN_MODES, _query),
+    Case("token-in-the-query-string", True, TOKEN_MODES, _query, ours=True),
     # -- signed tokens
     Case(
         "jwt-wrong-issuer",
@@ -297,18 +300,33 @@ CASES: tuple[Case, ...] = (
         token_case(lambda m: signed(m, _claims(m, nbf=CLOCK + 600))),
     ),
     Case(
-        "jwt-iat-missing", True, JWT_MODES, token_case(lambda m: signed(m, _claims(m, iat=_DROP)))
+        "jwt-iat-missing",
+        True,
+        JWT_MODES,
+        token_case(lambda m: signed(m, _claims(m, iat=_DROP))),
+        ours=True,
     ),
     Case(
         "jwt-issued-in-the-future",
         True,
         JWT_MODES,
         token_case(lambda m: signed(m, _claims(m, iat=CLOCK + 600))),
+        ours=True,
     ),
     Case(
-        "jwt-sub-missing", True, JWT_MODES, token_case(lambda m: signed(m, _claims(m, sub=_DROP)))
+        "jwt-sub-missing",
+        True,
+        JWT_MODES,
+        token_case(lambda m: signed(m, _claims(m, sub=_DROP))),
+        ours=True,
     ),
-    Case("jwt-sub-empty", True, JWT_MODES, token_case(lambda m: signed(m, _claims(m, sub="")))),
+    Case(
+        "jwt-sub-empty",
+        True,
+        JWT_MODES,
+        token_case(lambda m: signed(m, _claims(m, sub=""))),
+        ours=True,
+    ),
     Case("jwt-bad-signature", True, JWT_MODES, token_case(lambda m: _flip_signature(m.token()))),
     Case("jwt-another-key", True, JWT_MODES, token_case(_other_key)),
     Case("jwt-alg-none", True, JWT_MODES, token_case(_alg_none)),
@@ -371,7 +389,13 @@ CASES: tuple[Case, ...] = (
         ("none",),
         header(_wrong),
     ),
-    Case("scheme-is-case-insensitive", False, TOKEN_MODES, header(lambda m: f"bearer {m.token()}")),
+    Case(
+        "scheme-is-case-insensitive",
+        False,
+        TOKEN_MODES,
+        header(lambda m: f"bearer {m.token()}"),
+        ours=True,
+    ),
     Case(
         "positive-control",
         False,

@@ -37,6 +37,10 @@ from interop.suites.base import Job
 
 Done = Callable[[Outcome], None]
 PROFILES = ("strict", "compat")
+OURS_ONLY = (
+    "a rule of our contract only (docs/CONTRACT.md, 'Authentication and TLS'), neither the "
+    "protocol's nor upstream's auth driver's: a contract v1 server is not probed on it"
+)
 ROUTES = ("intercept", "capabilities")
 CORE = ROOT / "scenarios" / "core.json"
 HTTPS_CLIENT_MODES = ("bearer", "oauth", "workload", "mtls")
@@ -158,12 +162,18 @@ class AuthSuite:
                 mode_cases = applicable(
                     combination.auth, profile, _https(combination.auth, profile)
                 )
+                # our strict profile is not contract v1's: inapplicable to a v1 server
+                v1 = not adapter.blind and profile == "strict"
                 outcome.rows += [
                     RowVerdict(
                         verify.SERVER_SET,
                         f"{profile}/{c.name}@{r}",
-                        Status.UNSUPPORTED,
-                        error=f"{adapter.name} does not declare the {profile} profile",
+                        Status.INAPPLICABLE if v1 else Status.UNSUPPORTED,
+                        error=(
+                            f"{adapter.name} follows contract v1, whose trust wire is compat"
+                            if v1
+                            else f"{adapter.name} does not declare the {profile} profile"
+                        ),
                     )
                     for c in mode_cases
                     for r in ROUTES
@@ -215,6 +225,17 @@ class AuthSuite:
                 material.files = extra_certificates(ctx.trust)
             request_body = json.dumps(scenario["request"]).encode()
             for case in cases:
+                if case.ours and not adapter.blind:
+                    rows += [
+                        RowVerdict(
+                            verify.SERVER_SET,
+                            f"{profile}/{case.name}@{route}",
+                            Status.UNSUPPORTED,
+                            error=OURS_ONLY,
+                        )
+                        for route in ROUTES
+                    ]
+                    continue
                 for route in ROUTES:
                     row_id = f"{profile}/{case.name}@{route}"
                     built = case.build(material)
