@@ -501,7 +501,7 @@ def test_silent_observers_are_no_failure_and_delay_nothing(run: dict[str, Any]) 
         "received",
         "replied",
         "chain-settled",
-        *["observer-blocked", "observed"] * 3,
+        *["observer-blocked", "observer-blocked", "observed"] * 3,  # our mark, the server's
     ]
 
 

@@ -1,6 +1,7 @@
 """The lifecycle server over real sockets (docs/LIFECYCLE.md, "Server"): held
 intercepts and sticky releases, response sequences, receipt order, unknown ids,
-observations (schema, body refs, the adversarial answer), uploads (every
+observations (schema, body refs, the adversarial answer, a held observer's
+``observer-blocked``), uploads (every
 status), the control answers and bounded waits; stdio and the process as
 real processes. Every control answer and receipt list is checked against
 ``schemas/contract/lifecycle-control.schema.json``."""
@@ -25,6 +26,7 @@ from lifecycle_kit import (
     StdioServer,
     ahp_command,
     attachment,
+    chain_row,
     lc_request,
     lifecycle_server,
     raw_exchange,
@@ -219,6 +221,49 @@ def test_observation_of_a_scenario_event_gets_the_adversarial_answer(tmp_path: P
             {"kind": "observed", "eventId": "srv:a", "event": A["params"]["event"], "message": note}
         ]
         server.ok("/wait-observed", {"eventId": "srv:a", "count": 1})
+
+
+def held_chain_rows() -> list[dict[str, Any]]:
+    """A chain with held observers and one without, each boundary event id its own
+    (not the request id)."""
+    deny = [[{"type": "deny", "reason": "d"}]]
+    rows = [chain_row("held", [], deny, holdObservers=True), chain_row("plain", [], deny)]
+    for scenario in rows:
+        scenario["requests"]["a"]["params"]["event"]["id"] = f"{scenario['id']}:event"
+    return rows
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_held_observer_is_recorded_observer_blocked_just_before_observed(
+    tmp_path: Path, transport: str
+) -> None:
+    """As upstream servers do: {kind: observer-blocked, id: event id} (no scenario)
+    just before the observed entry, for held observers only; the answer unchanged."""
+    rows = held_chain_rows()
+    held, plain = (observe_note(r["requests"]["a"]["params"]["event"]) for r in rows)
+    notes = [held, plain, held]
+    if transport == "http":
+        with lifecycle_server(tmp_path, rows) as server:
+            for note in notes:
+                status, answer, _ = server.post(note, path="/observe")
+                assert (status, answer["id"]) == (200, "unsolicited-observer")
+            found = server.entries()
+    else:
+        stdio = StdioServer(tmp_path, rows)
+        try:
+            for note in notes:
+                stdio.write(note)
+                assert stdio.line()["id"] == "unsolicited-observer"
+            found = stdio.entries()
+        finally:
+            assert stdio.close() == 0
+
+    def observed(note: dict[str, Any]) -> dict[str, Any]:
+        event = note["params"]["event"]
+        return {"kind": "observed", "eventId": event["id"], "event": event, "message": note}
+
+    blocked = {"kind": "observer-blocked", "id": "held:event"}
+    assert found == [blocked, observed(held), observed(plain), blocked, observed(held)]
 
 
 def test_other_observations_get_204_and_bad_ones_400_or_409(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 Each entry is an object with a ``kind`` (docs/LIFECYCLE.md): ``received``,
 ``replied``, ``upload``, ``observed``, ``emitted`` (the server's own) and the
 client's marks (``acquired``, ``accepted``, ``cancelled``, ``discarded``,
-``chain-settled``, ``observer-blocked``). ``GET /receipts`` answers
+``chain-settled``, ``observer-blocked``); the lifecycle server also records
+``observer-blocked`` itself (``{kind, id: event id}``, no ``scenario``) just
+before each ``observed`` entry of a held-observer chain. ``GET /receipts`` answers
 ``{"entries": [...]}`` in the order recorded; ``wait`` blocks (bounded) until
 enough entries of one kind name one id.
 """
@@ -21,6 +23,7 @@ RECEIVED = "received"
 REPLIED = "replied"
 UPLOAD = "upload"
 OBSERVED = "observed"
+OBSERVER_BLOCKED = "observer-blocked"
 EMITTED = "emitted"
 MARKS = frozenset(
     {"acquired", "accepted", "cancelled", "discarded", "chain-settled", "observer-blocked"}
@@ -38,11 +41,17 @@ class EntryLog:
         self._entries: list[dict[str, Any]] = []
         self._counts: Counter[tuple[str, str]] = Counter()
 
-    def record(self, entry: dict[str, Any], key: str = "id") -> int:
-        """Append ``entry``; returns how many entries of its kind name the same
-        ``key`` value (this one included)."""
+    def record(
+        self, entry: dict[str, Any], key: str = "id", before: dict[str, Any] | None = None
+    ) -> int:
+        """Append ``entry`` (``before`` first, when given, under the same lock, so
+        nothing comes between them); returns how many entries of its kind name the
+        same ``key`` value (this one included)."""
         counted = (entry["kind"], _id_key(entry.get(key)))
         with self._changed:
+            if before is not None:
+                self._entries.append(before)
+                self._counts[(before["kind"], _id_key(before.get("id")))] += 1
             self._entries.append(entry)
             self._counts[counted] += 1
             self._changed.notify_all()

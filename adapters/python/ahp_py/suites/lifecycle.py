@@ -7,7 +7,10 @@ request's reply (``responseSequences[KEY][n]`` for its n-th receipt, else
 ``replied`` just before it is written; an unknown id gets -32602 at once. A
 ``hooks/observe`` is checked (schema: 400, body refs: 409), recorded
 ``observed``, and answered with an unsolicited deny frame when its event
-belongs to a scenario request (the client must ignore it), else 204. Scripted
+belongs to a scenario request (the client must ignore it), else 204. A
+notification of the boundary event of a chain with ``holdObservers`` is
+recorded ``{"kind": "observer-blocked", "id": EVENT}`` just before its
+``observed`` entry, as upstream servers record it (its answer unchanged). Scripted
 faults [ext]: a sequence entry ``{"fault": "server-error" | "malformed" |
 "timeout"}`` and ``observeFaults`` (``"silent"``: recorded, never answered).
 Uploads, control and readiness come from ``contract/``.
@@ -54,7 +57,14 @@ from ..contract.config import (
     upload_settings,
 )
 from ..contract.control import EntryControl
-from ..contract.entries import OBSERVED, RECEIVED, REPLIED, WAIT_SECONDS, EntryLog
+from ..contract.entries import (
+    OBSERVED,
+    OBSERVER_BLOCKED,
+    RECEIVED,
+    REPLIED,
+    WAIT_SECONDS,
+    EntryLog,
+)
 from ..contract.peer import ControlClient, ControlError, SuitePeer
 from ..sdk import chain as chains
 from ..sdk import codec, engine, rpc
@@ -151,6 +161,12 @@ class LifecycleServer:
                 event_id = get_path(request, "params", "event", "id")
                 if isinstance(event_id, str):
                     self.events.setdefault(event_id, (row, key))
+        # the boundary event ids (requests.a's event) of the chains with held observers
+        self.held_observers: set[str] = set()
+        for row in rows:
+            boundary = get_path(row, "requests", "a", "params", "event", "id")
+            if get_path(row, "chain", "holdObservers") is True and isinstance(boundary, str):
+                self.held_observers.add(boundary)
 
     def manifest(self) -> dict[str, Any]:
         """The core discovery manifest, as ``hooks/capabilities`` answers."""
@@ -234,7 +250,13 @@ class LifecycleServer:
             return rpc.Answer(has_reply=False, status=409)
         event = message["params"]["event"]
         entry = {"kind": OBSERVED, "eventId": event["id"], "event": event, "message": message}
-        count = self.entries.record(entry, key="eventId")
+        # a held observer, recorded as upstream servers do (the client marks it too)
+        blocked = (
+            {"kind": OBSERVER_BLOCKED, "id": event["id"]}
+            if isinstance(event["id"], str) and event["id"] in self.held_observers
+            else None
+        )
+        count = self.entries.record(entry, key="eventId", before=blocked)
         found = self.events.get(event["id"]) if isinstance(event["id"], str) else None
         if found is None:
             return rpc.NO_REPLY
