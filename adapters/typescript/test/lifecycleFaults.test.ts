@@ -605,7 +605,8 @@ function assertFaultRows(report: LifecycleReport): void {
     "chain-settled",
     "observed",
   ]);
-  // Silent observers delay nothing; held ones are marked one by one.
+  // Silent observers delay nothing; held ones are marked one by one (our
+  // mark, then the server's own just before each observed entry).
   assert.deepEqual(actual("f-silent-held"), failedFirst("f-silent-held"));
   assert.deepEqual(about(entries, "f-silent-held"), [
     "received",
@@ -614,7 +615,9 @@ function assertFaultRows(report: LifecycleReport): void {
     "replied",
     "chain-settled",
     "observer-blocked",
+    "observer-blocked",
     "observed",
+    "observer-blocked",
     "observer-blocked",
     "observed",
   ]);

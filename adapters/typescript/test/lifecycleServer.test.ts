@@ -1,7 +1,8 @@
 // The lifecycle server's rules (docs/LIFECYCLE.md, "Server") over real
 // sockets: readiness with the upload endpoint, intercepts held until their
 // id is released (sticky), reply sequences, unknown ids, observations
-// (schema, stored refs, the hostile answer, 204), every upload status rule,
+// (schema, stored refs, the hostile answer, 204, a held observer's
+// `observer-blocked` just before `observed`), every upload status rule,
 // the control API and its bounded waits, stdio (replies held while later
 // lines are answered, /emit, the hostile line after the receipt), the
 // config's suite. Everything the server writes is checked against the
@@ -835,6 +836,101 @@ describe("lifecycle server over stdio (a real process)", () => {
           "replied:stdio:a",
         ],
       );
+      child.stdin.end();
+      assert.equal(await exited(child), 0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
+
+/** A chain with held observers and one without, each boundary event id its own (not the request id). */
+const CHAIN_ROWS: JsonObject[] = (["held-chain", "plain-chain"] as const).map(
+  (id) => {
+    const request = req(`${id}:a`);
+    ((request["params"] as JsonObject)["event"] as JsonObject)["id"] =
+      `${id}:event`;
+    return {
+      id,
+      chain: {
+        subscriptions: [],
+        interrupt: false,
+        holdObservers: id === "held-chain",
+      },
+      requests: { a: request },
+      responses: { a: ok(`${id}:a`, [{ type: "deny", reason: "d" }]) },
+    };
+  },
+);
+const chainFile = scenarioFile(join(work, "chains.json"), CHAIN_ROWS);
+
+describe("lifecycle server: a held observer's notification is recorded observer-blocked just before observed", () => {
+  // As upstream servers record it: {kind, id: the event id}, no scenario; held
+  // observers only; the answer unchanged (the hostile frame, nothing held).
+  const held = observation("held-chain:event");
+  const notes = [held, observation("plain-chain:event"), held];
+  const observed = (message: JsonObject): JsonObject => {
+    const event = (message["params"] as JsonObject)["event"] as JsonObject;
+    return { kind: "observed", eventId: event["id"] ?? null, event, message };
+  };
+  const blocked = { kind: "observer-blocked", id: "held-chain:event" };
+  const expected = [
+    blocked,
+    observed(held),
+    observed(notes[1] as JsonObject),
+    blocked,
+    observed(held),
+  ];
+
+  test("over HTTP", async () => {
+    const { server, readiness } = await startLifecycleServer(
+      tempDir("ahp-ts-lc-held-http-"),
+      chainFile,
+    );
+    try {
+      for (const message of notes) {
+        const answer = await post(
+          new URL("/observe", readiness.endpoint ?? "").href,
+          message,
+        );
+        assert.equal(answer.status, 200);
+        assert.equal(
+          (JSON.parse(answer.text) as JsonObject)["id"],
+          "unsolicited-observer",
+        );
+      }
+      assert.deepEqual(await receipts(readiness), expected);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("over stdio", async () => {
+    const directory = tempDir("ahp-ts-lc-held-stdio-");
+    const readinessFile = join(directory, "ready.json");
+    const config = writeJson(
+      join(directory, "server.json"),
+      serverConfig(directory, chainFile, { transport: "stdio", readinessFile }),
+    );
+    const child = spawn(
+      process.execPath,
+      [CLI, "lifecycle-server", "--config", config],
+      { cwd: ADAPTER_DIR, stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const lines = new LineReader(child.stdout);
+    try {
+      await waitForFile(readinessFile);
+      const readiness = JSON.parse(
+        (await import("node:fs")).readFileSync(readinessFile, "utf8"),
+      ) as LifecycleReadiness;
+      for (const message of notes) {
+        child.stdin.write(`${JSON.stringify(message)}\n`);
+        const line = JSON.parse(
+          (await lines.next())?.toString() ?? "null",
+        ) as JsonObject;
+        assert.equal(line["id"], "unsolicited-observer");
+      }
+      assert.deepEqual(await receipts(readiness), expected);
       child.stdin.end();
       assert.equal(await exited(child), 0);
     } finally {

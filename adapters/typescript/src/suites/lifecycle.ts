@@ -11,8 +11,10 @@
 // Server: every scenario request's reply is held until released (sticky by
 // request id); the n-th receipt of an id gets the n-th reply of its
 // sequence; observations are checked and recorded and, when they belong to
-// a scenario, answered with a deliberately hostile intercept response; the
-// upload receiver stores bytes under receiver-made references.
+// a scenario, answered with a deliberately hostile intercept response (a
+// notification of a held-observer chain's boundary event is recorded
+// `observer-blocked` just before its `observed` entry, as upstream servers
+// record it); the upload receiver stores bytes under receiver-made references.
 
 import { readFileSync } from "node:fs";
 import {
@@ -1063,6 +1065,8 @@ interface Script {
   readonly events: ReadonlySet<string>;
   /** By event id: the answer to each of its observations (`observeFaults`). */
   readonly observeFaults: ReadonlyMap<string, readonly ObserveFault[]>;
+  /** The boundary event ids (`requests.a`'s event) of the chains with `holdObservers`. */
+  readonly heldObservers: ReadonlySet<string>;
 }
 
 function scriptOf(scenarios: readonly StepScenario[]): Script {
@@ -1072,7 +1076,15 @@ function scriptOf(scenarios: readonly StepScenario[]): Script {
   >();
   const events = new Set<string>();
   const observeFaults = new Map<string, readonly ObserveFault[]>();
+  const heldObservers = new Set<string>();
   for (const scenario of scenarios) {
+    const boundary = eventOf(scenario.requests["a"] ?? null)?.["id"];
+    if (
+      isObject(scenario.chain) &&
+      scenario.chain["holdObservers"] === true &&
+      typeof boundary === "string"
+    )
+      heldObservers.add(boundary);
     for (const [key, request] of Object.entries(scenario.requests)) {
       const id = (request as JsonObject)["id"] as string;
       replies.set(id, {
@@ -1087,7 +1099,7 @@ function scriptOf(scenarios: readonly StepScenario[]): Script {
       }
     }
   }
-  return { replies, events, observeFaults };
+  return { replies, events, observeFaults, heldObservers };
 }
 
 /**
@@ -1146,6 +1158,9 @@ export class LifecycleBehaviour implements ServerBehaviour {
     if (unstored !== null) return new Refusal(409, unstored);
     const event = eventOf(message) as JsonObject;
     const eventId = event["id"] as string;
+    // A held observer, recorded as upstream servers do (the client marks it too).
+    if (this.script.heldObservers.has(eventId))
+      this.log.append({ kind: "observer-blocked", id: eventId });
     this.log.append({ kind: "observed", eventId, event, message });
     const seen = this.observations.get(eventId) ?? 0;
     this.observations.set(eventId, seen + 1);
