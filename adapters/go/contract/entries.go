@@ -15,6 +15,9 @@ const (
 	EntryUpload   = "upload"
 	EntryObserved = "observed"
 	EntryEmitted  = "emitted"
+	// a held observer: the client's mark, and the lifecycle server's own
+	// {kind, id: event id} just before the notification's observed entry
+	EntryObserverBlocked = "observer-blocked"
 	// the catalogue suite's
 	EntryDiscovery = "discovery"
 	EntryRejected  = "rejected"
@@ -49,10 +52,21 @@ func NewEntryLog() *EntryLog {
 // Record appends entry; it returns how many entries of its kind name the same
 // value under key ("id", or "eventId" for observations), this one included.
 func (l *EntryLog) Record(entry map[string]any, key string) int {
+	return l.RecordAfter(nil, entry, key)
+}
+
+// RecordAfter is Record with before (nil: none; counted under "id") appended
+// just before entry under the same lock, so nothing comes between them.
+func (l *EntryLog) RecordAfter(before, entry map[string]any, key string) int {
 	kind, _ := entry["kind"].(string)
 	k := entryKey{kind, sdk.EncodeString(entry[key])}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if before != nil {
+		beforeKind, _ := before["kind"].(string)
+		l.entries = append(l.entries, before)
+		l.counts[entryKey{beforeKind, sdk.EncodeString(before["id"])}]++
+	}
 	l.entries = append(l.entries, entry)
 	l.counts[k]++
 	close(l.changed)

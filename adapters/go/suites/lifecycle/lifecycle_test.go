@@ -1,7 +1,10 @@
 package lifecycle
 
 import (
+	"bytes"
 	"encoding/base64"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -52,6 +55,7 @@ func response(t *testing.T, id, effects string) map[string]any {
 type rig struct {
 	client *Client
 	proc   *contract.SuiteServer
+	url    string // the AHP listener's
 	close  func()
 }
 
@@ -81,7 +85,7 @@ func newRig(t *testing.T, rows ...map[string]any) *rig {
 	c := newClient(settings, s)
 	c.control = contract.NewControlClient(control.URL)
 	c.channel = contract.NewHTTPChannel(settings.Endpoint, "", nil)
-	return &rig{client: c, proc: proc, close: func() {
+	return &rig{client: c, proc: proc, url: ahp.URL, close: func() {
 		c.close()
 		proc.Shutdown()
 		ahp.Close()
@@ -255,6 +259,71 @@ func TestChainFailOpenThenDenyShortCircuits(t *testing.T) {
 	expectJSON(t, "items of the omit call", sdk.Path(received[1], "params", "event", "items"), `[]`)
 	expectJSON(t, "observed input", sdk.Path(observed[1], "params", "event", "tool", "input"), `{"value": "settled"}`)
 	expectJSON(t, "observed items", sdk.Path(observed[1], "params", "event", "items"), `[]`)
+}
+
+// As upstream servers record it: {kind: observer-blocked, id: the event id}, no
+// scenario, just before the observed entry of a held observer's notification;
+// none for a chain without holdObservers; the answer unchanged (the hostile
+// frame at once). Over HTTP, then as the stdio loop hands each line over.
+func TestHeldObserversAreRecordedJustBeforeObserved(t *testing.T) {
+	held := chainRow(t, "t-held", `[]`, response(t, "t-held", `[{"type": "deny", "reason": "d"}]`))
+	held["chain"].(map[string]any)["holdObservers"] = true
+	plain := chainRow(t, "t-plain", `[]`, response(t, "t-plain", `[{"type": "deny", "reason": "d"}]`))
+	notes := map[string]map[string]any{}
+	for _, row := range []map[string]any{held, plain} { // boundary event ids of their own
+		event := sdk.Path(row, "requests", "a", "params", "event").(map[string]any)
+		event["id"] = row["id"].(string) + ":event"
+		notes[row["id"].(string)] = map[string]any{"jsonrpc": "2.0", "method": "hooks/observe",
+			"params": map[string]any{"protocolVersion": "draft", "event": sdk.Clone(event)}}
+	}
+	order := []string{"t-held", "t-plain", "t-held"}
+	var want []any
+	for _, id := range order {
+		if id == "t-held" {
+			want = append(want, map[string]any{"kind": "observer-blocked", "id": "t-held:event"})
+		}
+		note := notes[id]
+		want = append(want, map[string]any{"kind": "observed", "eventId": id + ":event",
+			"event": sdk.Path(note, "params", "event"), "message": note})
+	}
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) { heldObservers(t, transport, []map[string]any{held, plain}, order, notes, want) })
+	}
+}
+
+func heldObservers(t *testing.T, transport string, rows []map[string]any, order []string,
+	notes map[string]map[string]any, want []any) {
+	r := newRig(t, rows...)
+	defer r.close()
+	for _, id := range order {
+		var answer any
+		if transport == "http" {
+			resp, err := http.Post(r.url+"/observe", "application/json", bytes.NewReader(sdk.Encode(notes[id])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s: status %d", transport, resp.StatusCode)
+			}
+			answer, _ = sdk.Decode(body)
+		} else {
+			decoded, _ := sdk.Decode(sdk.Encode(notes[id])) // as a line is parsed
+			a := r.proc.Backend.Dispatch(decoded)
+			if !a.HasReply || a.Gate != nil || a.Never {
+				t.Fatalf("%s: the answer is not written at once: %+v", transport, a)
+			}
+			answer = a.Reply
+		}
+		if sdk.Path(answer, "id") != "unsolicited-observer" {
+			t.Errorf("%s: answer %s", transport, sdk.EncodeString(answer))
+		}
+	}
+	got := r.proc.Entries.Snapshot()["entries"]
+	if !sdk.Equal(got, want) {
+		t.Errorf("%s entries: got %s, want %s", transport, sdk.EncodeString(got), sdk.EncodeString(want))
+	}
 }
 
 func TestChainFailurePolicies(t *testing.T) {

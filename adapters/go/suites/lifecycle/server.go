@@ -64,12 +64,19 @@ type Server struct {
 	proc     *contract.SuiteServer
 	requests map[string]rowKey // request id -> its scenario and key (the first wins)
 	events   map[string]rowKey // event id -> likewise
+	// the boundary event ids (requests.a's event) of the chains with held observers
+	heldObservers map[string]bool
 }
 
 // NewServer indexes the rows' requests by id and event id.
 func NewServer(schemas *sdk.Schemas, proc *contract.SuiteServer, rows []contract.Scenario) *Server {
-	s := &Server{schemas: schemas, proc: proc, requests: map[string]rowKey{}, events: map[string]rowKey{}}
+	s := &Server{schemas: schemas, proc: proc, requests: map[string]rowKey{}, events: map[string]rowKey{},
+		heldObservers: map[string]bool{}}
 	for _, row := range rows {
+		if id, ok := sdk.Path(row.Raw, "requests", "a", "params", "event", "id").(string); ok &&
+			sdk.Path(row.Raw, "chain", "holdObservers") == true {
+			s.heldObservers[id] = true
+		}
 		requests, _ := row.Raw["requests"].(map[string]any)
 		for _, key := range sortedKeys(requests) {
 			if id, ok := sdk.Path(requests[key], "id").(string); ok {
@@ -191,9 +198,14 @@ func (s *Server) observe(msg map[string]any) contract.SuiteAnswer {
 		return contract.SuiteAnswer{Status: 409}
 	}
 	event, _ := sdk.Path(msg, "params", "event").(map[string]any)
-	n := s.proc.Entries.Record(map[string]any{"kind": contract.EntryObserved, "eventId": event["id"],
-		"event": event, "message": msg}, "eventId")
 	eid, _ := event["id"].(string)
+	// a held observer, recorded as upstream servers do (the client marks it too)
+	var blocked map[string]any
+	if s.heldObservers[eid] {
+		blocked = map[string]any{"kind": contract.EntryObserverBlocked, "id": eid}
+	}
+	n := s.proc.Entries.RecordAfter(blocked, map[string]any{"kind": contract.EntryObserved, "eventId": event["id"],
+		"event": event, "message": msg}, "eventId")
 	found, ok := s.events[eid]
 	if !ok {
 		return contract.SuiteAnswer{}
