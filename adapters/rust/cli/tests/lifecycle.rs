@@ -286,3 +286,135 @@ fn a_suite_not_implemented_is_named() {
         "{err}"
     );
 }
+
+/// A `tool.before` intercept with request id `id` and event id `event`.
+fn boundary(id: &str, event: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "hooks/intercept", "params": {
+        "protocolVersion": "draft",
+        "event": {"id": event, "source": "urn:ahp:test", "type": "tool.before",
+            "time": "2026-01-01T00:00:00Z", "session": {"id": "s"}, "call": {"id": "c"},
+            "path": "native", "tool": {"origin": "native", "name": "task", "kind": "task",
+                "input": {"value": "original"}}},
+        "capabilities": {"effects": ["allow", "deny"]},
+        "state": {"permission": "none", "candidate": null}}})
+}
+
+/// A chain with held observers and one without, each boundary event id its
+/// own (not the request id).
+fn held_chain_set(d: &Path) -> PathBuf {
+    let row = |id: &str, hold: bool| {
+        let rid = format!("{id}:a");
+        json!({"id": id, "chain": {"subscriptions": [], "interrupt": false, "holdObservers": hold},
+            "requests": {"a": boundary(&rid, &format!("{id}:event"))},
+            "responses": {"a": {"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "draft",
+                "effects": [{"type": "deny", "reason": "d"}]}}},
+            "steps": []})
+    };
+    let file = d.join("chains.json");
+    write(
+        &file,
+        &json!({"version": 1, "scenarios": [row("held", true), row("plain", false)]}),
+    );
+    file
+}
+
+/// The `hooks/observe` of a chain's boundary event.
+fn observation(id: &str) -> Value {
+    let event = boundary(&format!("{id}:a"), &format!("{id}:event"))["params"]["event"].clone();
+    json!({"jsonrpc": "2.0", "method": "hooks/observe",
+        "params": {"protocolVersion": "draft", "event": event}})
+}
+
+const HELD_ORDER: &[&str] = &["held", "plain", "held"];
+
+/// As upstream servers record it: `{kind: observer-blocked, id: event id}`, no
+/// scenario, just before the `observed` entry, for held observers only.
+fn held_entries() -> Value {
+    let mut want = Vec::new();
+    for id in HELD_ORDER {
+        let note = observation(id);
+        if *id == "held" {
+            want.push(json!({"kind": "observer-blocked", "id": "held:event"}));
+        }
+        want.push(json!({"kind": "observed", "eventId": format!("{id}:event"),
+            "event": note["params"]["event"], "message": note}));
+    }
+    Value::Array(want)
+}
+
+fn receipts(ready: &Value) -> Value {
+    let control =
+        ahp_contract::suite_control::ControlClient::new(ready["controlEndpoint"].as_str().unwrap())
+            .unwrap();
+    let answer = control.call("GET", "/receipts", None).unwrap();
+    assert_eq!(
+        contract_schemas().check("lifecycle-control.schema.json#/$defs/receipts", &answer),
+        None
+    );
+    answer["entries"].clone()
+}
+
+#[test]
+fn a_held_observer_is_recorded_observer_blocked_just_before_observed_over_http() {
+    let d = temp("held-http");
+    let set_file = held_chain_set(&d);
+    let (_server, ready) = start_http_server(&d, &set_file);
+    let endpoint = ready["endpoint"].as_str().unwrap();
+    let ahp = ahp_contract::suite_control::ControlClient::new(
+        endpoint.strip_suffix("/intercept").unwrap_or(endpoint),
+    )
+    .unwrap();
+    for id in HELD_ORDER {
+        // the answer unchanged: the hostile frame (200), at once
+        let answer = ahp
+            .call("POST", "/observe", Some(&observation(id)))
+            .unwrap();
+        assert_eq!(answer["id"], "unsolicited-observer");
+    }
+    assert!(ahp_sdk::json::equal(&receipts(&ready), &held_entries()));
+}
+
+#[test]
+fn a_held_observer_is_recorded_observer_blocked_just_before_observed_over_stdio() {
+    use std::io::{BufRead, BufReader, Write};
+    let d = temp("held-stdio");
+    let set_file = held_chain_set(&d);
+    let cfg = write(
+        &d.join("server.json"),
+        &server_config(&d, &set_file, "stdio"),
+    );
+    let mut child = Command::new(BIN)
+        .args(["lifecycle-server", "--config", &cfg])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let server = Server(child);
+    let until = Instant::now() + Duration::from_secs(10);
+    let ready = loop {
+        if let Some(v) = std::fs::read(d.join("ready.json"))
+            .ok()
+            .and_then(|data| ahp_sdk::json::parse(&data).ok())
+        {
+            break v;
+        }
+        assert!(Instant::now() < until, "no readiness file");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    for id in HELD_ORDER {
+        let mut line = ahp_sdk::json::encode(&observation(id)).into_bytes();
+        line.push(b'\n');
+        stdin.write_all(&line).unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        lines.read_line(&mut answer).unwrap();
+        let answer = ahp_sdk::json::parse(answer.trim_end().as_bytes()).unwrap();
+        assert_eq!(answer["id"], "unsolicited-observer");
+    }
+    assert!(ahp_sdk::json::equal(&receipts(&ready), &held_entries()));
+    drop(stdin); // EOF ends the server
+    let mut server = server;
+    assert_eq!(server.0.wait().unwrap().code(), Some(0));
+}

@@ -13,6 +13,9 @@ pub const REPLIED: &str = "replied";
 pub const UPLOAD: &str = "upload";
 pub const OBSERVED: &str = "observed";
 pub const EMITTED: &str = "emitted";
+/// A held observer: the client's mark, and the lifecycle server's own
+/// `{kind, id: event id}` just before the notification's `observed` entry.
+pub const OBSERVER_BLOCKED: &str = "observer-blocked";
 /// the catalogue suite's
 pub const DISCOVERY: &str = "discovery";
 pub const REJECTED: &str = "rejected";
@@ -61,13 +64,25 @@ impl EntryLog {
     /// its kind name the same value under `key` (`id`, `eventId` for
     /// observations, `ref` for uploads), this one included.
     pub fn record(&self, entry: Value, key: &str) -> usize {
-        let kind = entry
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let k = (kind, id_key(entry.get(key)));
+        self.record_after(None, entry, key)
+    }
+
+    /// `record` with `before` (counted under `id`) appended just before
+    /// `entry` under the same lock, so nothing comes between them.
+    pub fn record_after(&self, before: Option<Value>, entry: Value, key: &str) -> usize {
+        let kind_of = |e: &Value| {
+            e.get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let k = (kind_of(&entry), id_key(entry.get(key)));
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(before) = before {
+            let b = (kind_of(&before), id_key(before.get("id")));
+            g.entries.push(before);
+            *g.counts.entry(b).or_insert(0) += 1;
+        }
         g.entries.push(entry);
         let n = g.counts.entry(k).or_insert(0);
         *n += 1;

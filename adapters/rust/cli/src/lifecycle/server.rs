@@ -4,16 +4,18 @@
 //! `responses`, unchanged, with the scripted faults **[ext]**; every valid
 //! observation naming stored content is recorded and, for a scenario event,
 //! answered by an unsolicited adversarial intercept response (or never, for
-//! a silent observer **[ext]**).
+//! a silent observer **[ext]**); a notification of the boundary event of a
+//! chain with `holdObservers` is recorded `{"kind": "observer-blocked", "id":
+//! EVENT}` just before its `observed` entry, as upstream servers record it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ahp_contract::backend::{
     rpc_error, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
 use ahp_contract::config::Scenario;
-use ahp_contract::entries::{OBSERVED, RECEIVED, REPLIED};
+use ahp_contract::entries::{OBSERVED, OBSERVER_BLOCKED, RECEIVED, REPLIED};
 use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
 use ahp_contract::{log, path, Failure};
 use ahp_sdk::chain::body_refs;
@@ -60,6 +62,8 @@ pub struct Server {
     shared: Arc<SuiteShared>,
     requests: HashMap<String, Found>,
     events: HashMap<String, Found>,
+    /// the boundary event ids (`requests.a`'s event) of the chains with held observers
+    held_observers: HashSet<String>,
 }
 
 /// `crate::suites::Suite::server` of the lifecycle suite.
@@ -81,8 +85,18 @@ impl Server {
             shared,
             requests: HashMap::new(),
             events: HashMap::new(),
+            held_observers: HashSet::new(),
         };
         for row in rows {
+            let held = row.raw.get("chain").and_then(|c| c.get("holdObservers"))
+                == Some(&Value::Bool(true));
+            let boundary = row
+                .raw
+                .get("requests")
+                .and_then(|r| path(r, &["a", "params", "event", "id"]));
+            if let (true, Some(Value::String(id))) = (held, boundary) {
+                s.held_observers.insert(id.clone());
+            }
             let row = Arc::new(row.clone());
             let Some(Value::Object(requests)) = row.raw.get("requests") else {
                 continue;
@@ -219,7 +233,13 @@ impl Server {
             .cloned()
             .unwrap_or(Value::Null);
         let event_id = event.get("id").cloned().unwrap_or(Value::Null);
-        let n = self.shared.entries.record(
+        // a held observer, recorded as upstream servers do (the client marks it too)
+        let blocked = event_id
+            .as_str()
+            .filter(|e| self.held_observers.contains(*e))
+            .map(|e| json!({"kind": OBSERVER_BLOCKED, "id": e}));
+        let n = self.shared.entries.record_after(
+            blocked,
             json!({"kind": OBSERVED, "eventId": event_id, "event": event, "message": value}),
             "eventId",
         );
