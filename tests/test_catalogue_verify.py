@@ -323,3 +323,17 @@ def test_a_named_rule_must_be_one_of_the_table(tmp_path: Path) -> None:
     path.write_text(json.dumps(document))
     with pytest.raises(ScenarioError, match="rule belongs to a rejection"):
         load_set(path)
+
+
+def test_rows_run_again_keep_the_rows_whose_events_they_name_as_parent() -> None:
+    """A crashed set's rows run again alone, but a row whose event names a parent that
+    another row sends keeps that row with it (lineage lasts one set's run)."""
+    from interop.suites.catalogue.suite import dependency_groups
+
+    rows = list(load_set(ROOT / "scenarios" / "upstream" / "catalogue-scenarios.json").scenarios)
+    groups = dependency_groups(rows)
+    together = [[r.id for r in group] for group in groups if len(group) > 1]
+    assert together == [["task-modified-actual-pair", "wrong-known-task-parent"]]
+    flattened = sorted(r.id for group in groups for r in group)
+    assert flattened == sorted(r.id for r in rows)  # every row once
+    assert len(groups) == len(rows) - 1

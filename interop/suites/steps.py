@@ -243,13 +243,14 @@ def run_v1_set(
     *,
     extension: Callable[[Any], str | None],
     runs_here: Callable[[Any], bool] = lambda _row: True,
+    together: Callable[[list[Any]], list[list[Any]]] | None = None,
 ) -> bool:
     """One set with a contract v1 adapter in the combination. The rows that need a
     project extension (`extension(row)` names it) are unsupported and never run; the
     others run as one set (`run_set`), and when that run crashes (no report, an exit,
-    receipts gone) each of them that `runs_here` runs again alone, so a crash fails
-    only the row that causes it, and says so. Returns whether the receivers have
-    been probed."""
+    receipts gone) each of them that `runs_here` runs again alone (or with the rows it
+    depends on: `together` groups them), so a crash fails only the row that causes
+    it, and says so. Returns whether the receivers have been probed."""
     rows = list(scenario_set.scenarios)
     runnable = [row for row in rows if extension(row) is None]
     outcome.rows += [
@@ -281,13 +282,15 @@ def run_v1_set(
     if any(r.status == Status.FAILED for r in kept):
         outcome.errors += trial.errors
     state = _Isolation(ctx, outcome, subset, run_set, probed, cause)
-    first = alone_rows[:ISOLATION_PROBES]
-    crashed = sum(state.judge(subset_rows=[row]) for row in first)
-    rest = alone_rows[len(first) :]
+    units = together(alone_rows) if together is not None else [[row] for row in alone_rows]
+    first = units[:ISOLATION_PROBES]
+    crashed = sum(state.judge([unit]) for unit in first)
+    rest = units[len(first) :]
     if crashed == len(first) == ISOLATION_PROBES:
         # the first rows crash alone as well: the cause is not one row, and the set's
         # run stands for the rest (a few runs, not one per row)
-        outcome.rows += [r for r in trial.rows if r.id in {row.id for row in rest}]
+        left = {row.id for unit in rest for row in unit}
+        outcome.rows += [r for r in trial.rows if r.id in left]
         outcome.errors += trial.errors
     elif rest:
         state.bisect(rest)
@@ -311,9 +314,10 @@ class _Isolation:
         self.ctx, self.outcome, self.subset, self.run_set = ctx, outcome, subset, run_set
         self.probed, self.cause = probed, cause
 
-    def judge(self, subset_rows: list[Any]) -> bool:
-        """Run these rows as a set; keep their verdicts unless the run crashed and they
-        are several (then the caller splits them). True when the run crashed."""
+    def judge(self, units: list[list[Any]]) -> bool:
+        """Run these units' rows as a set; keep their verdicts unless the run crashed and
+        they are several units (then the caller splits them). True when it crashed."""
+        subset_rows = [row for unit in units for row in unit]
         if self.ctx.cancelled.is_set():
             self.outcome.errors.append(
                 CombinationError("run", "Cancelled", "the run was interrupted")
@@ -325,7 +329,7 @@ class _Isolation:
         )
         self.probed = self.run_set(part, self.subset.subset(subset_rows, suffix), self.probed)
         crashed = bool({e.error_class for e in part.errors} & CRASHES)
-        if crashed and len(subset_rows) > 1:
+        if crashed and len(units) > 1:
             return True
         ids = {row.id for row in subset_rows}
         for verdict in part.rows:
@@ -334,17 +338,16 @@ class _Isolation:
             verdict.diagnostics["runAlone"] = f"its set's run failed ({self.cause}); run again " + (
                 "alone" if len(subset_rows) == 1 else f"with {len(subset_rows) - 1} others"
             )
-            if verdict.status == Status.FAILED and part.errors and len(subset_rows) == 1:
+            if verdict.status == Status.FAILED and part.errors and len(units) == 1:
                 verdict.error = (
-                    "run alone: "
-                    + "; ".join(f"{e.error_class}: {e.message}" for e in part.errors)[:400]
-                )
+                    "run alone: " if len(subset_rows) == 1 else "run with the rows it needs: "
+                ) + "; ".join(f"{e.error_class}: {e.message}" for e in part.errors)[:400]
         self.outcome.rows += part.rows
         self.outcome.errors += [e for e in part.errors if e.error_class not in CRASHES]
         return crashed
 
-    def bisect(self, rows: list[Any]) -> None:
-        if self.judge(rows) and len(rows) > 1:
-            middle = len(rows) // 2
-            self.bisect(rows[:middle])
-            self.bisect(rows[middle:])
+    def bisect(self, units: list[list[Any]]) -> None:
+        if self.judge(units) and len(units) > 1:
+            middle = len(units) // 2
+            self.bisect(units[:middle])
+            self.bisect(units[middle:])

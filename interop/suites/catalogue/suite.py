@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
@@ -21,7 +22,12 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.context import RunContext
 from interop.suites.base import Job
 from interop.suites.catalogue import probes
-from interop.suites.catalogue.scenarios import CatalogueSet, CatalogueSets, load_sets
+from interop.suites.catalogue.scenarios import (
+    CatalogueScenario,
+    CatalogueSet,
+    CatalogueSets,
+    load_sets,
+)
 from interop.suites.catalogue.verify import verify_set
 from interop.suites.steps import (
     contract_v1,
@@ -35,6 +41,51 @@ from interop.suites.steps import (
 Done = Callable[[Outcome], None]
 COMMANDS = ("lifecycleClient", "lifecycleServer")
 RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
+
+
+def dependency_groups(rows: list[CatalogueScenario]) -> list[list[CatalogueScenario]]:
+    """Rows that must run together when run again: a row whose event names a parent
+    (`parentEventId`) that another row sends keeps that row with it (the lineage a
+    server keeps lasts for one set's run), in file order; the rest run alone."""
+    owner: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        for event_id in _sent_events(row):
+            owner.setdefault(event_id, index)
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for index, row in enumerate(rows):
+        for reference in _parents(row):
+            if reference in owner:
+                parent[find(index)] = find(owner[reference])
+    groups: dict[int, list[CatalogueScenario]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(find(index), []).append(row)
+    return sorted(groups.values(), key=lambda group: rows.index(group[0]))
+
+
+def _events(row: CatalogueScenario) -> list[dict[str, Any]]:
+    found = []
+    for step in row.steps:
+        message = step.get("message")
+        params = message.get("params") if isinstance(message, dict) else None
+        event = params.get("event") if isinstance(params, dict) else None
+        if isinstance(event, dict):
+            found.append(event)
+    return found
+
+
+def _sent_events(row: CatalogueScenario) -> list[str]:
+    return [e["id"] for e in _events(row) if isinstance(e.get("id"), str)]
+
+
+def _parents(row: CatalogueScenario) -> list[str]:
+    return [e["parentEventId"] for e in _events(row) if isinstance(e.get("parentEventId"), str)]
 
 
 class CatalogueSuite:
@@ -102,6 +153,7 @@ class CatalogueSuite:
                     ),
                     probed,
                     extension=lambda row: row.extension,
+                    together=dependency_groups,
                 )
             else:
                 probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
