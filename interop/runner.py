@@ -35,6 +35,7 @@ from interop.report.write import ReportPaths
 from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
+from interop.schema import judged_by
 from interop.select import (
     SelectedFiles,
     Selection,
@@ -599,8 +600,12 @@ def _run_jobs(
             "start": round(time.monotonic() - origin, 3),
         }
         timeline.append(entry)
+        names = {n for c in item.job.combinations for n in (c.client, c.server)}
+        v1 = ctx.spec_schemas is not None and any(not adapters[n].blind for n in names)
         try:
-            return item.suite.run(item.job, ctx, item.run.sets, adapters, progress.report)
+            # a contract v1 adapter's wire is judged by the spec's schemas, as upstream's
+            with judged_by(ctx.spec_schemas if v1 else None):
+                return item.suite.run(item.job, ctx, item.run.sets, adapters, progress.report)
         finally:
             entry["end"] = round(time.monotonic() - origin, 3)
             slots.give(share)

@@ -14,10 +14,12 @@ Three things differ from a plain ``jsonschema`` setup:
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -453,3 +455,29 @@ class SchemaSet:
             self._issues.clear()
         self._issues[key] = found
         return found
+
+
+OUR_DRAFT = Path(__file__).resolve().parents[1] / "schemas" / "draft"
+# The canonical schemas the wire is judged by: ours, or (`judged_by`) the spec's, when
+# a contract v1 adapter takes part and `--spec` gave them, as upstream drivers judge.
+_JUDGED_BY: contextvars.ContextVar[Path] = contextvars.ContextVar("judged_by", default=OUR_DRAFT)
+
+
+@functools.cache
+def _schema_set(directory: Path) -> SchemaSet:
+    return SchemaSet(directory)
+
+
+def canonical() -> SchemaSet:
+    """The canonical schemas the current combination's wire is judged by."""
+    return _schema_set(_JUDGED_BY.get())
+
+
+@contextmanager
+def judged_by(directory: Path | None) -> Iterator[None]:
+    """Judge the wire with `directory`'s schemas within (None: ours)."""
+    token = _JUDGED_BY.set(directory or OUR_DRAFT)
+    try:
+        yield
+    finally:
+        _JUDGED_BY.reset(token)

@@ -9,13 +9,11 @@ passes when the untrustworthy peer received nothing.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.results import RowVerdict, Status
-from interop.schema import SchemaSet
+from interop.schema import canonical
 from interop.suites.auth.cases import Case
 from interop.suites.auth.wire import Observation
 
@@ -35,11 +33,6 @@ ALERTS = frozenset(
 )
 SERVER_SET = "server-probes"
 CLIENT_SET = "client-refusals"
-
-
-@functools.cache
-def _canonical() -> SchemaSet:
-    return SchemaSet(ROOT / "schemas" / "draft")
 
 
 def negative_expected(case: Case) -> dict[str, Any]:
@@ -176,5 +169,5 @@ def _capabilities_issue(body: Any) -> str | None:
             "the discovery answer is a JSON-RPC envelope where a capabilities object was "
             "expected (GET /capabilities answers the object itself, docs/CONTRACT.md)"
         )
-    issue = _canonical().issue("capabilities.schema.json", body)
+    issue = canonical().issue("capabilities.schema.json", body)
     return f"the capabilities answer is invalid: {issue}" if issue else None

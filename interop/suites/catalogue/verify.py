@@ -15,11 +15,10 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, load_file, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.schema import SchemaSet
+from interop.schema import canonical
 from interop.suites.catalogue.scenarios import CatalogueScenario
 from interop.suites.common import check_step_report, conclude, prejudge
 
@@ -51,11 +50,6 @@ UPSTREAM_OBSERVED = (
     "file.changed",
 )
 Problem = tuple[str, str]
-
-
-@functools.cache
-def _canonical() -> SchemaSet:
-    return SchemaSet(ROOT / "schemas" / "draft")
 
 
 @functools.cache
@@ -128,7 +122,7 @@ def check_discovery(
         ("capabilities-request.schema.json", request),
         ("capabilities-response.schema.json", response),
     ):
-        issue = _canonical().issue(schema, value)
+        issue = canonical().issue(schema, value)
         if issue is not None:
             errors.append(CombinationError(stage, "DiscoveryInvalid", f"{schema}: {issue}"))
     if not errors and not strict_equal(request.get("id"), response.get("id")):
@@ -218,7 +212,7 @@ def verify_deliveries(scenario: CatalogueScenario, got: list[dict[str, Any]]) ->
                 )
             )
         if entry["kind"] == "observed":
-            issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+            issue = canonical().issue("observe-notification.schema.json", entry["message"])
             if issue is not None:
                 problems.append(("ReceivedInvalid", f"sent[{number}]: {issue}"))
     return problems

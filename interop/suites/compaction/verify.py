@@ -11,9 +11,10 @@ from typing import Any
 
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
+from interop.schema import canonical
 from interop.suites.common import check_step_report, conclude, prejudge
 from interop.suites.compaction.scenarios import CompactionRow
-from interop.suites.lifecycle.verify import Entries, _canonical, check_entries
+from interop.suites.lifecycle.verify import Entries, check_entries
 
 Problem = tuple[str, str]
 KINDS = ("received", "replied", "observed", "chain-settled")
@@ -55,7 +56,7 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
                     break
             problems.append(("ChainRequests", detail))
         for message in got:
-            issue = _canonical().issue("intercept-request.schema.json", message)
+            issue = canonical().issue("intercept-request.schema.json", message)
             if issue is not None:
                 problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
         answered = [row.fault(boundary, n) != "timeout" for n in range(len(received))]
@@ -108,7 +109,7 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
             )
         else:
             remaining.remove(match)
-        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        issue = canonical().issue("observe-notification.schema.json", entry["message"])
         if issue is not None:
             problems.append(("ReceivedInvalid", f"observation: {issue}"))
     if remaining:

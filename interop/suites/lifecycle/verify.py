@@ -11,17 +11,15 @@ to scenarios in that order. Each rule that fails names its error class
 from __future__ import annotations
 
 import copy
-import functools
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from interop import ROOT
 from interop.contract.check import contract_problem
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.schema import SchemaSet
+from interop.schema import canonical
 from interop.suites.common import check_step_report, conclude, prejudge
 from interop.suites.lifecycle.scenarios import LifecycleScenario, Upload
 
@@ -41,11 +39,6 @@ KINDS = (
 CHAIN_KINDS = ("received", "replied", "cancelled", "chain-settled", "observed", "observer-blocked")
 MARKS = ("acquired", "accepted", "cancelled", "discarded", "chain-settled", "observer-blocked")
 Problem = tuple[str, str]  # (error class, message)
-
-
-@functools.cache
-def _canonical() -> SchemaSet:
-    return SchemaSet(ROOT / "schemas" / "draft")
 
 
 def _short(value: Any) -> str:
@@ -271,7 +264,7 @@ def verify_steps(
         )
         for position in received:
             message = entries.all[position]["message"]
-            issue = _canonical().issue("intercept-request.schema.json", message)
+            issue = canonical().issue("intercept-request.schema.json", message)
             if issue is not None:  # an invalid message differs too: name the worse
                 problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
             elif request is not None and not strict_equal(message, request):
@@ -346,7 +339,7 @@ def verify_steps(
         )
     for position in got_positions:
         entry = entries.all[position]
-        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        issue = canonical().issue("observe-notification.schema.json", entry["message"])
         if issue is not None:
             problems.append(("ReceivedInvalid", f"observation {entry['eventId']}: {issue}"))
         rid = _request_of_event(scenario, entry["eventId"])
@@ -534,7 +527,7 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
             )
         )
     for message in got:
-        issue = _canonical().issue("intercept-request.schema.json", message)
+        issue = canonical().issue("intercept-request.schema.json", message)
         if issue is not None:
             problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
     answered = [scenario.fault("a", n) != "timeout" for n in range(len(received))]
@@ -562,7 +555,7 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
             remaining.remove(match)
         if not strict_equal(entry["event"], entry["message"].get("params", {}).get("event")):
             problems.append(("ChainObservations", "an observed entry's event is not its message's"))
-        issue = _canonical().issue("observe-notification.schema.json", entry["message"])
+        issue = canonical().issue("observe-notification.schema.json", entry["message"])
         if issue is not None:
             problems.append(("ReceivedInvalid", f"observation: {issue}"))
     if remaining:
