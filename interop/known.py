@@ -5,7 +5,8 @@
 
     {"version": 1, "entries": [{"pattern": "...", "reason": "...", "issue": "https://..."}]}
 
-An entry about an SDK outside this repository (run with `--adapter-dir NAME=PATH`)
+A pattern whose suite is not among the report's suites is never `unmatched` either
+(the run did not ask for that suite). An entry about an SDK outside this repository (run with `--adapter-dir NAME=PATH`)
 also names that adapter, `adapter: NAME` (its pattern must name it), and the rule
 the SDK breaks, `spec`: a requirement id, or the spec file and section, with the
 revision read (docs/external-sdks.md). Such an entry is never `unmatched` in a run
@@ -255,12 +256,16 @@ def apply(
     _recount(out, listed)
     problems: list[str] = []
     present = set(document.get("adapters", {}))
+    suites = set(document.get("suites", []))
     for entry in known.entries:
         problems += [
             f"stale: {entry.pattern} matches {path}, which passes; remove the entry"
             for path in stale[entry.index]
         ]
-        absent = entry.adapter is not None and entry.adapter not in present
+        suite = entry.pattern.split("/", 1)[0]
+        absent = (entry.adapter is not None and entry.adapter not in present) or (
+            "*" not in suite and bool(suites) and suite not in suites
+        )
         if complete and not matched[entry.index] and not absent:
             problems.append(
                 f"unmatched: {entry.pattern} matches no row of the report; "

@@ -59,6 +59,19 @@ CAPTURE_PATH = "/capture"
 COOKIE_NAME = "ahp-isolation"
 
 
+CASE_OWN = frozenset(
+    {
+        "ReportMissing",
+        "ReportMalformed",
+        "ClientExit",
+        "ClientTimeout",
+        "ClientSpawn",
+        "ResultMissing",
+        "ResultUnknownId",
+        "ResultDuplicateId",
+        "LanguageMismatch",
+    }
+)
 V1_TLS = (
     "needs the project extension 'upload tls' (the upload block's tls.caFile trusts the "
     "HTTPS capture origin: docs/ISOLATION.md), which a contract v1 client does not read"
@@ -221,8 +234,15 @@ class _Combination:
                 outcome.rows += self._not_run(cases[number:], "the run was interrupted")
                 break
             row, errors = self._case(item)
+            # each case is a client process of its own: what went wrong with that
+            # process fails its row alone; the shared server's faults stay the
+            # combination's
+            own = [e for e in errors if e.error_class in CASE_OWN]
+            if own:
+                row.status = Status.FAILED
+                row.error = "; ".join(f"{e.error_class}: {e.message}" for e in own)[:400]
             outcome.rows.append(row)
-            outcome.errors += errors
+            outcome.errors += [e for e in errors if e.error_class not in CASE_OWN]
         outcome.rows += [
             RowVerdict(
                 self.set.name,
