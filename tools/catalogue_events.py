@@ -10,7 +10,17 @@ table below gives, by hand:
 * `variants`: further accepted `notify` rows (other enum branches);
 * `invalid`: schema-invalid variants, each tagged with the kind of breakage
   (`missing`, `enum`, `forbidden`, `closed`, `type`, `pattern`, `format`,
-  `conditional`, `min-items`), sent by `rawNotify` and rejected `schema`.
+  `conditional`, `min-items`, `min-length`), sent by `rawNotify` and rejected
+  `schema`; `(kind, fields)` is row `cat-<type>-invalid-<kind>`, and a second
+  one of a kind is `(kind, name, fields)`, row `cat-<type>-invalid-<kind>-<name>`.
+
+The shapes are the spec's (its schemas are the wire grammar; schemas/README.md
+decisions 15 to 17 and 25): non-empty strings where it asks for them (a change
+`summary`, a switch or session-end `reason`, an error `message` and `code`,
+`expandedFrom`, `recovery`), `settings` names, `suggestions` and `mcpServers`
+objects, closed `tool.batch.after` calls and `context.compact.after` removed
+ids, part lists in `turn.progress` and `model.error` `items`, an open
+`session`, `tool` (not `call`) forbidden at session events.
 
 The list a variant is in is its verdict; nothing here validates a message.
 Every event has its own id, `<scenario id>:event`; only `hook.failure` (which
@@ -441,14 +451,32 @@ def specs() -> dict[str, Spec]:
                     "items": [],
                 },
             ),
+            # outcome belongs to session.end: session.start forbids it.
+            (
+                "forbidden",
+                {
+                    "session": SESSION,
+                    "trigger": "startup",
+                    "harness": harness,
+                    "permissionMode": "default",
+                    "manifest": MANIFEST,
+                    "items": [],
+                    "outcome": "completed",
+                },
+            ),
         ],
     }
 
-    settings = {"source": "user-settings", "scope": "user", "settings": [], "summary": ""}
+    settings = {
+        "source": "user-settings",
+        "scope": "user",
+        "settings": [],
+        "summary": "user settings reloaded",
+    }
     rich_change = {
         "source": "project-settings",
         "scope": "project",
-        "settings": [{"key": "editor.tabSize", "value": 2}, "telemetry.enabled"],
+        "settings": ["editor.tabSize", "telemetry.enabled"],
         "summary": "Two project settings change",
         "path": ".orchard/settings.json",
     }
@@ -464,6 +492,12 @@ def specs() -> dict[str, Spec]:
         "invalid": [
             # mcpServers belongs to config.change.after only; change is closed.
             ("closed", {"change": {**settings, "mcpServers": []}}),
+            # summary is a non-empty string.
+            ("min-length", {"change": {**settings, "summary": ""}}),
+            # path, when present, is a non-empty string.
+            ("min-length", "path", {"change": {**settings, "path": ""}}),
+            # settings holds setting names (strings), not key/value objects.
+            ("type", {"change": {**settings, "settings": [{"key": "editor.tabSize", "value": 2}]}}),
         ],
     }
 
@@ -477,7 +511,7 @@ def specs() -> dict[str, Spec]:
                 message("cat-msg-0501", "user", text_body(p("ts", 1), "/summarize --brief")),
                 message("cat-msg-0502", "user", attachment_omit(p("ts", 2), "image/jpeg")),
             ],
-            "expandedFrom": {"command": "/summarize", "arguments": ["--brief"]},
+            "expandedFrom": "/summarize",
             "extensions": EXTENSIONS,
             "gaps": [{"path": "items.1.parts.0", "reason": "images are omitted"}],
         },
@@ -493,6 +527,16 @@ def specs() -> dict[str, Spec]:
             (
                 "closed",
                 {"turn": {"id": "cat-turn-0501", "index": 3}, "trigger": "user", "items": []},
+            ),
+            # expandedFrom is a string (what the prompt was expanded from), not an object.
+            (
+                "type",
+                {
+                    "turn": {"id": "cat-turn-0501"},
+                    "trigger": "user",
+                    "items": [],
+                    "expandedFrom": {"command": "/summarize"},
+                },
             ),
         ],
     }
@@ -523,11 +567,11 @@ def specs() -> dict[str, Spec]:
             },
             "extensions": EXTENSIONS,
         },
-        "variants": [],
-        "invalid": [
-            # turn.finish.before forbids error.
+        "variants": [
+            # turn.finish.before defines no error and is open: an unknown member is
+            # ignored (AHP-CORE-003), so the event is accepted.
             (
-                "forbidden",
+                "error-ignored",
                 {
                     "turn": {"id": "cat-turn-0601"},
                     "outcome": "failed",
@@ -536,6 +580,8 @@ def specs() -> dict[str, Spec]:
                     "error": {"message": "stopped", "class": "hook"},
                 },
             ),
+        ],
+        "invalid": [
             (
                 "type",
                 {
@@ -662,7 +708,7 @@ def specs() -> dict[str, Spec]:
     }
 
     s["model.switch.before"] = {
-        "minimal": {"current": MODEL, "proposed": SMALL_MODEL, "reason": ""},
+        "minimal": {"current": MODEL, "proposed": SMALL_MODEL, "reason": "cheaper model"},
         "rich": {
             "session": RICH_SESSION,
             "current": MODEL,
@@ -683,10 +729,12 @@ def specs() -> dict[str, Spec]:
                 {
                     "current": MODEL,
                     "proposed": SMALL_MODEL,
-                    "reason": "",
+                    "reason": "cheaper model",
                     "pricing": {"currency": "eur"},
                 },
             ),
+            # reason is a non-empty string.
+            ("min-length", {"current": MODEL, "proposed": SMALL_MODEL, "reason": ""}),
         ],
     }
 
@@ -704,7 +752,10 @@ def specs() -> dict[str, Spec]:
             "call": {"id": "cat-call-1002", "synthesized": True},
             "tool": SHELL_TOOL,
             "path": "native",
-            "suggestions": [{"type": "allowAlways", "pattern": "git status*"}, "allow once"],
+            "suggestions": [
+                {"type": "allowAlways", "pattern": "git status*"},
+                {"type": "allowOnce"},
+            ],
             "sandboxBypass": True,
             "items": [text_body(p("pq", 1), "git status --short wants to run outside the sandbox")],
             "extensions": EXTENSIONS,
@@ -718,6 +769,17 @@ def specs() -> dict[str, Spec]:
                     "tool": NATIVE_TOOL,
                     "path": "native",
                     "suggestions": [],
+                },
+            ),
+            # a suggestion is a host-native rule object, not a string.
+            (
+                "type",
+                {
+                    "call": {"id": "cat-call-1001"},
+                    "tool": NATIVE_TOOL,
+                    "path": "native",
+                    "suggestions": ["allow once"],
+                    "sandboxBypass": False,
                 },
             ),
         ],
@@ -742,8 +804,6 @@ def specs() -> dict[str, Spec]:
                     "path": "native",
                     "outcome": "error",
                     "execution": {"status": "executed"},
-                    "error": {"message": "exit status 2", "class": "process", "status": 2},
-                    "durationMs": 95,
                 },
                 {
                     "call": {"id": "cat-call-1103", "synthesized": True},
@@ -756,6 +816,13 @@ def specs() -> dict[str, Spec]:
                         "detail": "the user pressed stop",
                     },
                 },
+                {
+                    "call": {"id": "cat-call-1104"},
+                    "tool": NATIVE_TOOL,
+                    "path": "native",
+                    "outcome": "denied",
+                    "execution": {"status": "skipped", "reason": "policy"},
+                },
             ],
             "items": [text_omit(p("ba", 1))],
             "extensions": EXTENSIONS,
@@ -766,6 +833,32 @@ def specs() -> dict[str, Spec]:
             (
                 "closed",
                 {"batch": {"id": "cat-batch-1101"}, "calls": [{**batch_call, "fileChanges": []}]},
+            ),
+            # a call carries no error of its own ...
+            (
+                "closed",
+                "call-error",
+                {
+                    "batch": {"id": "cat-batch-1101"},
+                    "calls": [
+                        {
+                            **batch_call,
+                            "outcome": "error",
+                            "error": {"message": "exit status 2", "class": "process"},
+                        }
+                    ],
+                },
+            ),
+            # ... and no duration.
+            (
+                "closed",
+                "call-duration",
+                {"batch": {"id": "cat-batch-1101"}, "calls": [{**batch_call, "durationMs": 95}]},
+            ),
+            # a denied call was skipped by policy, not executed.
+            (
+                "conditional",
+                {"batch": {"id": "cat-batch-1101"}, "calls": [{**batch_call, "outcome": "denied"}]},
             ),
         ],
     }
@@ -793,7 +886,7 @@ def specs() -> dict[str, Spec]:
         "rich": {
             "session": RICH_SESSION,
             "summary": [text_body(p("ca", 1), "Decided to ship on Friday.")],
-            "removed": [{"id": "cat-msg-1201"}, {"id": "cat-msg-1202", "synthesized": True}],
+            "removed": [{"id": "cat-msg-1201"}, {"id": "cat-msg-1202"}],
             "execution": {"status": "executed"},
             "tokenCounts": {"before": 120000, "after": 18000},
             "items": [message("cat-msg-1301", "system", text_body(p("ca", 2), "Summary above."))],
@@ -818,6 +911,15 @@ def specs() -> dict[str, Spec]:
                     "summary": [],
                     "removed": [],
                     "execution": {"status": "skipped", "reason": "timeout"},
+                },
+            ),
+            # a removed entry is exactly {id}: no synthesized marker.
+            (
+                "closed",
+                {
+                    "summary": [],
+                    "removed": [{"id": "cat-msg-1202", "synthesized": True}],
+                    "execution": {"status": "executed"},
                 },
             ),
         ],
@@ -1003,7 +1105,7 @@ def specs() -> dict[str, Spec]:
     }
 
     s["session.end"] = {
-        "minimal": {"session": SESSION, "outcome": "completed", "reason": ""},
+        "minimal": {"session": SESSION, "outcome": "completed", "reason": "user quit"},
         "rich": {
             "time": OFFSET_TIME,
             "session": RICH_SESSION,
@@ -1016,7 +1118,23 @@ def specs() -> dict[str, Spec]:
         },
         "variants": [
             ("cancelled", {"session": SESSION, "outcome": "cancelled", "reason": "user quit"}),
-            ("unknown", {"session": SESSION, "outcome": "unknown", "reason": ""}),
+            (
+                "unknown",
+                {
+                    "session": SESSION,
+                    "outcome": "unknown",
+                    "reason": "the harness lost the session",
+                },
+            ),
+            # session is open: a member the protocol does not define is ignored.
+            (
+                "session-unknown-member",
+                {
+                    "session": {"id": "cat-session-2002", "user": "ines"},
+                    "outcome": "completed",
+                    "reason": "user quit",
+                },
+            ),
         ],
         "invalid": [
             (
@@ -1024,20 +1142,22 @@ def specs() -> dict[str, Spec]:
                 {
                     "session": SESSION,
                     "outcome": "completed",
-                    "reason": "",
+                    "reason": "user quit",
                     "counters": {"turns": -1},
                 },
             ),
-            # session.end forbids call.
+            # session.end forbids tool (it is no tool event).
             (
                 "forbidden",
                 {
                     "session": SESSION,
                     "outcome": "completed",
-                    "reason": "",
-                    "call": {"id": "cat-call-2001"},
+                    "reason": "user quit",
+                    "tool": NATIVE_TOOL,
                 },
             ),
+            # reason is a non-empty string.
+            ("min-length", {"session": SESSION, "outcome": "completed", "reason": ""}),
         ],
     }
 
@@ -1047,7 +1167,10 @@ def specs() -> dict[str, Spec]:
             "session": RICH_SESSION,
             "change": {
                 **rich_change,
-                "mcpServers": [{"id": "cat-mcp-notes", "enabled": True}, "cat-mcp-tickets"],
+                "mcpServers": [
+                    {"id": "cat-mcp-notes", "enabled": True},
+                    {"id": "cat-mcp-tickets", "transport": "http"},
+                ],
             },
             "items": [text_body(p("ca2", 1), "applied")],
             "extensions": EXTENSIONS,
@@ -1058,6 +1181,12 @@ def specs() -> dict[str, Spec]:
                 "missing",
                 {"change": {"source": "user-settings", "scope": "user", "settings": []}},
             ),
+            # summary is a non-empty string.
+            ("min-length", {"change": {**settings, "summary": ""}}),
+            # a setting name is a non-empty string.
+            ("min-length", "setting-name", {"change": {**settings, "settings": [""]}}),
+            # mcpServers holds descriptor objects, not server names.
+            ("type", {"change": {**settings, "mcpServers": ["cat-mcp-tickets"]}}),
         ],
     }
 
@@ -1087,8 +1216,8 @@ def specs() -> dict[str, Spec]:
             "error": {
                 "message": "model quota exhausted",
                 "class": "quota",
-                "code": 429,
-                "status": "RESOURCE_EXHAUSTED",
+                "code": "quota_exhausted",
+                "status": 429,
             },
             "extensions": EXTENSIONS,
         },
@@ -1115,6 +1244,17 @@ def specs() -> dict[str, Spec]:
                     "error": {"message": "late", "class": "internal"},
                 },
             ),
+            # an error code is a string.
+            (
+                "type",
+                {
+                    "turn": {"id": "cat-turn-2201"},
+                    "outcome": "failed",
+                    "continuationCount": 0,
+                    "items": [],
+                    "error": {"message": "model quota exhausted", "class": "quota", "code": 429},
+                },
+            ),
         ],
     }
 
@@ -1137,9 +1277,7 @@ def specs() -> dict[str, Spec]:
                 synthesized=True,
             ),
             "final": True,
-            "items": [
-                message("cat-msg-2303", "assistant", text_meta(p("tp", 4), "Partial answer"))
-            ],
+            "items": [text_meta(p("tp", 4), "Partial answer")],
             "extensions": EXTENSIONS,
         },
         "variants": [],
@@ -1154,6 +1292,18 @@ def specs() -> dict[str, Spec]:
                     "final": False,
                 },
             ),
+            # turn.progress items are parts, not messages (the spec's schema).
+            (
+                "type",
+                "items",
+                {
+                    "turn": {"id": "cat-turn-2301"},
+                    "item": {"id": "cat-msg-2301"},
+                    "delta": message("cat-msg-2301", "assistant", text_body(p("tp", 6), "Par")),
+                    "final": False,
+                    "items": [message("cat-msg-2304", "assistant", text_meta(p("tp", 7), "Par"))],
+                },
+            ),
         ],
     }
 
@@ -1162,7 +1312,7 @@ def specs() -> dict[str, Spec]:
             "model": MODEL,
             "attempt": ATTEMPT,
             "execution": {"status": "executed"},
-            "error": {"message": "", "class": "rate_limit"},
+            "error": {"message": "rate limited", "class": "rate_limit"},
         },
         "rich": {
             "session": RICH_SESSION,
@@ -1184,8 +1334,8 @@ def specs() -> dict[str, Spec]:
                 "inputTokens": 900,
             },
             "latencyMs": 2500,
-            "recovery": {"action": "retry", "afterMs": 2000},
-            "items": [message("cat-msg-2401", "user", text_omit(p("me", 1)))],
+            "recovery": "retry after 2 s",
+            "items": [text_omit(p("me", 1))],
             "extensions": EXTENSIONS,
         },
         "variants": [],
@@ -1197,7 +1347,7 @@ def specs() -> dict[str, Spec]:
                     "model": MODEL,
                     "attempt": ATTEMPT,
                     "execution": {"status": "skipped", "reason": "supplied_result"},
-                    "error": {"message": "", "class": "rate_limit"},
+                    "error": {"message": "rate limited", "class": "rate_limit"},
                 },
             ),
             (
@@ -1206,15 +1356,48 @@ def specs() -> dict[str, Spec]:
                     "model": MODEL,
                     "attempt": ATTEMPT,
                     "execution": {"status": "executed"},
-                    "error": {"message": "", "class": "rate_limit"},
+                    "error": {"message": "rate limited", "class": "rate_limit"},
                     "finishReason": "error",
+                },
+            ),
+            # an error message is a non-empty string.
+            (
+                "min-length",
+                {
+                    "model": MODEL,
+                    "attempt": ATTEMPT,
+                    "execution": {"status": "executed"},
+                    "error": {"message": "", "class": "rate_limit"},
+                },
+            ),
+            # recovery is a string, not an object.
+            (
+                "type",
+                {
+                    "model": MODEL,
+                    "attempt": ATTEMPT,
+                    "execution": {"status": "executed"},
+                    "error": {"message": "rate limited", "class": "rate_limit"},
+                    "recovery": {"action": "retry"},
+                },
+            ),
+            # model.error items are parts, not messages (the spec's schema).
+            (
+                "type",
+                "items",
+                {
+                    "model": MODEL,
+                    "attempt": ATTEMPT,
+                    "execution": {"status": "executed"},
+                    "error": {"message": "rate limited", "class": "rate_limit"},
+                    "items": [message("cat-msg-2401", "user", text_omit(p("me", 2)))],
                 },
             ),
         ],
     }
 
     s["model.switch.after"] = {
-        "minimal": {"previous": MODEL, "current": SMALL_MODEL, "reason": ""},
+        "minimal": {"previous": MODEL, "current": SMALL_MODEL, "reason": "cheaper model"},
         "rich": {
             "session": RICH_SESSION,
             "previous": SMALL_MODEL,
@@ -1225,7 +1408,12 @@ def specs() -> dict[str, Spec]:
         },
         "variants": [],
         "invalid": [
-            ("missing", {"previous": MODEL, "current": {"id": "tern-small-1"}, "reason": ""}),
+            (
+                "missing",
+                {"previous": MODEL, "current": {"id": "tern-small-1"}, "reason": "cheaper model"},
+            ),
+            # reason is a non-empty string.
+            ("min-length", {"previous": MODEL, "current": SMALL_MODEL, "reason": ""}),
         ],
     }
 
@@ -1516,8 +1704,9 @@ def type_rows(type_: str, spec: Spec) -> list[Row]:
     ]
     for name, fields in spec["variants"]:
         rows.append(accepted("variant", f"cat-{type_}-{name}", type_, fields))
-    for kind, fields in spec["invalid"]:
-        sid = f"cat-{type_}-invalid-{kind}"
+    for entry in spec["invalid"]:
+        kind, *name, fields = entry
+        sid = "-".join([f"cat-{type_}-invalid-{kind}", *name])
         rows.append(schema_rejected(f"invalid:{kind}", sid, _message(type_, sid, fields)))
     return rows
 
@@ -1571,17 +1760,17 @@ def envelope_rows() -> list[Row]:
         )
     )
     rows.append(schema_rejected("invalid:enum", sid, m))
-    sid = "cat-envelope-invalid-session-closed"
+    sid = "cat-envelope-invalid-session-id"
     m = note(
         event(
             "session.end",
             f"{sid}:event",
-            session={"id": "cat-session-3101", "user": "ines"},
+            session={"id": ""},
             outcome="completed",
-            reason="",
+            reason="user quit",
         )
     )
-    rows.append(schema_rejected("invalid:closed", sid, m))
+    rows.append(schema_rejected("invalid:min-length", sid, m))
     sid = "cat-envelope-invalid-gap"
     m = note(
         event(
@@ -1600,7 +1789,7 @@ def envelope_rows() -> list[Row]:
             "type": "model.switch.after",
             "previous": MODEL,
             "current": SMALL_MODEL,
-            "reason": "",
+            "reason": "cheaper model",
         }
     )
     rows.append(schema_rejected("invalid:missing", sid, m))

@@ -5,8 +5,9 @@ Every document is evaluated against the catalogue manifest M of that page:
 deny allow ask modify message flow; modify input replace+merge; flow stop),
 `tool.after` (effects modify message; modify output replace only) and
 `turn.start` (effects deny message) also with `intercept`; transports
-["http"]; authentication ["bearer"]; limits 100..30000 ms; managed-policy
-scopes ["user", "project"].
+["http"]; authentication ["bearer"]; limits 100..30000 ms; managed policy
+scopes ["user", "project"], disableable true (so no subscription can be made
+non-disableable: `disableable: false` is a mandatory policy M cannot enforce).
 
 Each row is tagged with the rule its verdict is about. A rejected row's
 expectation names that rule, which is, by hand, the FIRST rule of the table
@@ -614,8 +615,25 @@ def scope_rows() -> list[Row]:
         R(
             "scope",
             "cat-reg-scope-user",
-            document(backend(ALPHA, observe("tool.after", scope="user", disableable=False))),
+            document(backend(ALPHA, observe("tool.after", scope="user", disableable=True))),
             ACCEPTED,
+        ),
+        # M.managedPolicy.disableable is true: the harness lets its user disable hooks,
+        # so a subscription that must not be disabled is a mandatory policy it cannot
+        # enforce (capability-auth.md: fail unsupported mandatory policy rather than
+        # silently degrade). Scope user itself is in M.managedPolicy.scopes.
+        R(
+            "scope",
+            "cat-reg-scope-not-disableable",
+            document(backend(ALPHA, observe("tool.after", scope="user", disableable=False))),
+            rejected("scope"),
+        ),
+        # The same without a scope: disableable false alone is the mandatory policy.
+        R(
+            "scope",
+            "cat-reg-scope-not-disableable-without-scope",
+            document(backend(ALPHA, intercept("tool.before", disableable=False))),
+            rejected("scope"),
         ),
     ]
 
