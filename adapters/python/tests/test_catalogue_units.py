@@ -459,6 +459,19 @@ def test_scope(schema_set: SchemaSet) -> None:
     assert rule(schema_set, with_sub(scope="managed", disableable=False), manifest=manifest) is None
 
 
+def test_scope_non_disableable_needs_a_manifest_that_enforces_it(schema_set: SchemaSet) -> None:
+    # M.managedPolicy.disableable is true: a mandatory subscription is refused,
+    # with a scope M offers or with none.
+    assert rule(schema_set, with_sub(scope="user", disableable=False)) == "scope"
+    assert rule(schema_set, with_sub(disableable=False)) == "scope"
+    observer = {**OBSERVE_SUB, "scope": "project", "disableable": False}
+    assert rule(schema_set, document(backend("com.example.a", observer))) == "scope"
+    assert rule(schema_set, with_sub(scope="user", disableable=True)) is None
+    enforcing = {**M, "managedPolicy": {"scopes": ["user", "project"], "disableable": False}}
+    assert rule(schema_set, with_sub(scope="user", disableable=False), manifest=enforcing) is None
+    assert rule(schema_set, with_sub(disableable=False), manifest=enforcing) is None
+
+
 @pytest.mark.parametrize(
     ("timeout", "limits", "expected"),
     [
@@ -580,6 +593,8 @@ def test_the_rules_apply_in_order(schema_set: SchemaSet) -> None:
     last["subscriptions"][0]["events"] = ["tool.after"]
     assert first() == "scope"
     last["subscriptions"][1]["scope"] = "user"
+    assert first() == "scope"  # disableable false: M (disableable true) cannot enforce it
+    del last["subscriptions"][1]["disableable"]
     assert first() == "timeout"
     last["subscriptions"][1]["timeoutMs"] = 500
     assert first() == "requirement"  # nothing intercepts tool.after

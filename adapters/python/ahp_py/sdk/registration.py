@@ -97,7 +97,11 @@ class Manifest:
         data = _dict(manifest)
         self.transports = _list(data.get("transports"))
         self.authentication = _list(data.get("authentication"))
-        self.scopes = _list(_dict(data.get("managedPolicy")).get("scopes"))
+        policy = _dict(data.get("managedPolicy"))
+        self.scopes = _list(policy.get("scopes"))
+        # True: the harness lets its user disable hooks, so it cannot enforce a
+        # subscription that must not be disabled.
+        self.disableable = policy.get("disableable") is True
         limits = _dict(data.get("limits"))
         self.min_timeout = _limit(limits.get("minTimeoutMs"))  # None: not stated, not checked
         self.max_timeout = _limit(limits.get("maxTimeoutMs"))
@@ -189,9 +193,13 @@ def _event(document: dict[str, Any], manifest: Manifest) -> str | None:
 
 
 def _scope(document: dict[str, Any], manifest: Manifest) -> str | None:
+    """The managed policy: an offered scope, and no mandatory (non-disableable)
+    subscription a manifest with ``managedPolicy.disableable: true`` cannot enforce."""
     for subscription in _subscriptions(document):
         if "scope" in subscription and subscription["scope"] not in manifest.scopes:
             return f"scope {subscription['scope']!r} is not offered"
+        if subscription.get("disableable") is False and manifest.disableable:
+            return "disableable false cannot be enforced: managedPolicy.disableable is true"
     return None
 
 
