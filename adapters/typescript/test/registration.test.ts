@@ -351,6 +351,46 @@ describe("registration: subscriptions", () => {
     );
   });
 
+  test("scope: a subscription that must not be disabled needs a manifest that enforces it", () => {
+    // M.managedPolicy.disableable is true: the user may disable hooks.
+    rejects(
+      evaluate(
+        doc(
+          backend([
+            observe(["tool.after"], { scope: "user", disableable: false }),
+          ]),
+        ),
+      ),
+      "scope",
+    );
+    rejects(
+      evaluate(
+        doc(backend([intercept(["tool.before"], { disableable: false })])),
+      ),
+      "scope",
+    );
+    accepts(
+      evaluate(
+        doc(
+          backend([
+            observe(["tool.after"], { scope: "user", disableable: true }),
+          ]),
+        ),
+      ),
+    );
+    accepts(
+      evaluate(
+        doc(backend([intercept(["tool.before"], { disableable: false })])),
+        [],
+        interactive,
+        {
+          ...M,
+          managedPolicy: { scopes: ["user", "project"], disableable: false },
+        },
+      ),
+    );
+  });
+
   test("timeout: an interceptor's timeoutMs within the manifest's limits, bounds included", () => {
     const at = (timeoutMs: number, manifest: Json = M) =>
       evaluate(

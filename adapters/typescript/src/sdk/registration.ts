@@ -190,12 +190,19 @@ const RULES: Readonly<Record<Exclude<RegistrationRule, "schema">, RuleCheck>> =
     },
 
     scope: (registration, manifest) => {
-      const scopes = strings(object(manifest["managedPolicy"])["scopes"]);
+      const policy = object(manifest["managedPolicy"]);
+      const scopes = strings(policy["scopes"]);
+      // disableable true: the harness lets its user disable hooks, so it cannot
+      // enforce a subscription that must not be disabled.
+      const disableable = policy["disableable"] === true;
       for (const subscription of subscriptions(registration)) {
-        if (!hasKey(subscription.block, "scope")) continue;
-        const scope = subscription.block["scope"];
-        if (typeof scope !== "string" || !scopes.includes(scope))
-          return `${subscription.where}: scope ${show(scope)} is not one of ${show(scopes)}`;
+        if (hasKey(subscription.block, "scope")) {
+          const scope = subscription.block["scope"];
+          if (typeof scope !== "string" || !scopes.includes(scope))
+            return `${subscription.where}: scope ${show(scope)} is not one of ${show(scopes)}`;
+        }
+        if (subscription.block["disableable"] === false && disableable)
+          return `${subscription.where}: disableable false cannot be enforced: managedPolicy.disableable is true`;
       }
       return null;
     },
