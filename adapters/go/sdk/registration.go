@@ -100,13 +100,17 @@ type offered struct {
 	events                     []map[string]any // entries with a string event
 	transports, authentication []any
 	scopes                     []any
-	minTimeout, maxTimeout     *big.Rat // nil: not stated, not checked
+	// disableable: managedPolicy.disableable is true, the harness lets its user
+	// disable hooks, so it cannot enforce a subscription that must not be disabled.
+	disableable            bool
+	minTimeout, maxTimeout *big.Rat // nil: not stated, not checked
 }
 
 func readManifest(manifest any) offered {
 	m := Object(manifest)
 	o := offered{transports: arrayOf(m["transports"]), authentication: arrayOf(m["authentication"]),
-		scopes: arrayOf(Path(m, "managedPolicy", "scopes"))}
+		scopes:      arrayOf(Path(m, "managedPolicy", "scopes")),
+		disableable: Path(m, "managedPolicy", "disableable") == true}
 	limits := Object(m["limits"])
 	o.minTimeout, _ = ratOf(limits["minTimeoutMs"])
 	o.maxTimeout, _ = ratOf(limits["maxTimeoutMs"])
@@ -235,6 +239,9 @@ func (r registration) scope(o offered) string {
 	for _, s := range r.subscriptions {
 		if scope, has := s["scope"]; has && !member(o.scopes, scope) {
 			return fmt.Sprintf("scope %s is not offered", EncodeString(scope))
+		}
+		if s["disableable"] == false && o.disableable {
+			return "disableable false cannot be enforced: managedPolicy.disableable is true"
 		}
 	}
 	return ""

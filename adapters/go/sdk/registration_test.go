@@ -104,6 +104,15 @@ func TestRegistrationRules(t *testing.T) {
 		{what: "a managed scope", edit: func(d map[string]any) {
 			subscription(d, 0)["scope"], subscription(d, 0)["disableable"] = "managed", false
 		}, rule: RuleScope},
+		// M.managedPolicy.disableable is true: it cannot enforce a subscription that
+		// must not be disabled, whatever its scope.
+		{what: "a user scope that must not be disabled", edit: func(d map[string]any) {
+			subscription(d, 1)["scope"], subscription(d, 1)["disableable"] = "user", false
+		}, rule: RuleScope},
+		{what: "no scope, must not be disabled", edit: func(d map[string]any) { subscription(d, 0)["disableable"] = false }, rule: RuleScope},
+		{what: "a user scope that may be disabled", edit: func(d map[string]any) {
+			subscription(d, 0)["scope"], subscription(d, 0)["disableable"] = "user", true
+		}},
 		{what: "the minimum timeout", edit: func(d map[string]any) { subscription(d, 0)["timeoutMs"] = 100 }},
 		{what: "below the minimum", edit: func(d map[string]any) { subscription(d, 0)["timeoutMs"] = 99 }, rule: RuleTimeout},
 		{what: "the maximum timeout", edit: func(d map[string]any) { subscription(d, 0)["timeoutMs"] = 30000 }},
@@ -136,6 +145,13 @@ func TestRegistrationAgainstOtherManifests(t *testing.T) {
 	delete(m, "limits")
 	runRegistration(t, m, []registrationCase{
 		{what: "no limits stated", edit: func(d map[string]any) { subscription(d, 0)["timeoutMs"] = 1 }},
+	})
+	enforcing := CatalogueManifest()
+	enforcing["managedPolicy"] = map[string]any{"scopes": []any{"user", "project"}, "disableable": false}
+	runRegistration(t, enforcing, []registrationCase{
+		{what: "must not be disabled, and M enforces it", edit: func(d map[string]any) {
+			subscription(d, 0)["scope"], subscription(d, 0)["disableable"] = "project", false
+		}},
 	})
 	runRegistration(t, nil, []registrationCase{
 		{what: "no manifest offers nothing", rule: RuleTransport},
