@@ -107,6 +107,9 @@ struct Offered<'a> {
     transports: &'a [Value],
     authentication: &'a [Value],
     scopes: &'a [Value],
+    /// `managedPolicy.disableable` is true: the harness lets its user disable
+    /// hooks, so it cannot enforce a subscription that must not be disabled.
+    disableable: bool,
     /// None: not stated (a limit that is not a number), not checked
     min_timeout: Option<&'a serde_json::Number>,
     max_timeout: Option<&'a serde_json::Number>,
@@ -127,6 +130,8 @@ impl<'a> Offered<'a> {
             transports: array(manifest.get("transports")),
             authentication: array(manifest.get("authentication")),
             scopes: array(path(manifest, &["managedPolicy", "scopes"])),
+            disableable: path(manifest, &["managedPolicy", "disableable"])
+                == Some(&Value::Bool(true)),
             min_timeout: number("minTimeoutMs"),
             max_timeout: number("maxTimeoutMs"),
         }
@@ -268,9 +273,14 @@ impl<'a> Document<'a> {
 
     fn scope(&self, o: &Offered) -> Option<String> {
         self.subscriptions.iter().find_map(|s| {
-            let scope = s.get("scope")?;
-            (!member(o.scopes, Some(scope)))
-                .then(|| format!("scope {} is not offered", json::encode(scope)))
+            if let Some(scope) = s.get("scope") {
+                if !member(o.scopes, Some(scope)) {
+                    return Some(format!("scope {} is not offered", json::encode(scope)));
+                }
+            }
+            (s.get("disableable") == Some(&Value::Bool(false)) && o.disableable).then(|| {
+                "disableable false cannot be enforced: managedPolicy.disableable is true".into()
+            })
         })
     }
 

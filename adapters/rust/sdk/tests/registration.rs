@@ -224,6 +224,29 @@ fn each_rule_in_order() {
                 },
                 Some(SCOPE),
             ),
+            // M.managedPolicy.disableable is true: it cannot enforce a subscription
+            // that must not be disabled, whatever its scope.
+            case(
+                "a user scope that must not be disabled",
+                |d| {
+                    sub(d, 1)["scope"] = json!("user");
+                    sub(d, 1)["disableable"] = json!(false);
+                },
+                Some(SCOPE),
+            ),
+            case(
+                "no scope, must not be disabled",
+                |d| sub(d, 0)["disableable"] = json!(false),
+                Some(SCOPE),
+            ),
+            case(
+                "a user scope that may be disabled",
+                |d| {
+                    sub(d, 0)["scope"] = json!("user");
+                    sub(d, 0)["disableable"] = json!(true);
+                },
+                None,
+            ),
             case(
                 "the minimum timeout",
                 |d| sub(d, 0)["timeoutMs"] = json!(100),
@@ -395,6 +418,19 @@ fn other_manifests() {
         vec![case(
             "no limits stated",
             |d| sub(d, 0)["timeoutMs"] = json!(1),
+            None,
+        )],
+    );
+    let mut m = catalogue_manifest();
+    m["managedPolicy"] = json!({"scopes": ["user", "project"], "disableable": false});
+    run(
+        &m,
+        vec![case(
+            "must not be disabled, and M enforces it",
+            |d| {
+                sub(d, 0)["scope"] = json!("project");
+                sub(d, 0)["disableable"] = json!(false);
+            },
             None,
         )],
     );
