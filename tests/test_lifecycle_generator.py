@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
+from interop.schema import canonical
 from interop.suites.lifecycle.scenarios import load_set
 from interop.suites.lifecycle.suite import _content_sources
-from interop.suites.lifecycle.verify import _canonical, expected_observation
+from interop.suites.lifecycle.verify import expected_observation
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = REPO / "tools"
@@ -174,7 +175,7 @@ def test_numbers_are_i_json_integers(rows: list[dict[str, Any]]) -> None:
 
 
 def test_every_message_is_schema_valid(rows: list[dict[str, Any]]) -> None:
-    schemas = _canonical()
+    schemas = canonical()
     problems = []
 
     def check(schema: str, message: Any, where: str) -> None:
