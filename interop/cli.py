@@ -29,7 +29,7 @@ from interop.report.commands import (
     previous_command,
 )
 from interop.results import error_table
-from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix
+from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix, spec_schemas
 from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
 from interop.select import FILE_ROW_SUITES, SelectedFiles, Selection, row_tags
@@ -237,6 +237,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the server the client is checked against (default: python, else the first other)",
     )
     smoke.add_argument("--no-build", action="store_true", help="do not run its build command")
+    smoke.add_argument(
+        "--spec",
+        type=Path,
+        metavar="PATH",
+        help="a checkout of the spec repository: a contract v1 adapter gets its schema/draft "
+        "(as in matrix)",
+    )
 
     errors = commands.add_parser("errors", help="print the table of error classes (docs/errors.md)")
     adapter_options(errors)
@@ -413,7 +420,8 @@ def _smoke(args: argparse.Namespace, adapters: dict[str, Adapter]) -> int:
     name = args.reference or ("python" if "python" in others else next(iter(sorted(others)), None))
     if name is not None and name not in others:
         raise UsageError(f"unknown --reference {name!r} (known: {', '.join(sorted(others))})")
-    return smoke(target, others[name] if name else None, build=not args.no_build)
+    spec = spec_schemas(args.spec.resolve()) if args.spec is not None else None
+    return smoke(target, others[name] if name else None, build=not args.no_build, spec=spec)
 
 
 def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) -> list[str]:

@@ -5,12 +5,12 @@
 
     {"version": 1, "entries": [{"pattern": "...", "reason": "...", "issue": "https://..."}]}
 
-A pattern whose suite is not among the report's suites is never `unmatched` either
-(the run did not ask for that suite). An entry about an SDK outside this repository (run with `--adapter-dir NAME=PATH`)
+An entry about an SDK outside this repository (run with `--adapter-dir NAME=PATH`)
 also names that adapter, `adapter: NAME` (its pattern must name it), and the rule
 the SDK breaks, `spec`: a requirement id, or the spec file and section, with the
 revision read (docs/external-sdks.md). Such an entry is never `unmatched` in a run
-without that adapter.
+without that adapter; nor is a pattern whose suite the report does not have (the
+run did not ask for that suite).
 
 A pattern is matched against a row's path,
 `suite/set/client->server/transport/auth/id` (`row_path`), as a whole: `*` is

@@ -482,7 +482,10 @@ def _client_checks(
         server.stop()
 
 
-def smoke(target: AdapterDir, reference: Adapter | None, build: bool = True) -> int:
+def smoke(
+    target: AdapterDir, reference: Adapter | None, build: bool = True, spec: Path | None = None
+) -> int:
+    """The checklist for one adapter; `spec`: the spec's schemas for a v1 adapter."""
     checks = Checklist()
     try:
         adapter = load_manifest(manifest_in(target.path.resolve()), target.name)
@@ -520,6 +523,7 @@ def smoke(target: AdapterDir, reference: Adapter | None, build: bool = True) -> 
             auth=["none"],
             profile=profile,
             timeouts=Timeouts(startup=30.0, client=120.0),
+            spec_schemas=spec,
         ) as ctx:
             _server_checks(ctx, adapter, rows_file, rows, held, checks)
             _stdio_checks(ctx, adapter, rows_file, rows, checks)
