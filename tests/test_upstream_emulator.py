@@ -234,3 +234,23 @@ def test_suites_upstream_runs_through_non_core_adapters_are_unsupported_naming_w
         assert all("non-core adapters" in r["error"] for r in rows)
     ours = [c for c in report["combinations"] if c["client"] == "python"]
     assert ours and all(c["status"] == "passed" for c in ours)
+
+
+def test_a_stdio_server_whose_own_receipts_lack_what_it_answered_fails(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Over stdio the relay records what a v1 server was sent and answered, and saves
+    the server's own GET /receipts before each reply goes on: a server that keeps no
+    receipt is caught (ReceiptMissing names the server's record), though the rows'
+    wire was right."""
+    monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "forget-receipts")
+    code, report = _matrix(
+        tmp_path,
+        *("--clients", "python", "--servers", EMULATOR, "--transports", "stdio"),
+        *("--auth", "none", "--scenarios", str(UPSTREAM), "--scenario", "deny-blocks"),
+    )
+    assert code == 1
+    (combination,) = [c for c in report["combinations"] if c["status"] != "inapplicable"]
+    classes = {e["class"]: e["message"] for e in combination["errors"]}
+    assert "ReceiptMissing" in classes, combination["errors"]
+    assert "the server's own GET /receipts lacks 1 requests" in classes["ReceiptMissing"]

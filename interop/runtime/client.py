@@ -17,7 +17,7 @@ from interop.jsonvalue import JsonError, load_file
 from interop.results import CombinationError
 from interop.runtime import process, relay
 from interop.runtime.context import RunContext, write_json
-from interop.runtime.receipts import replies_beside
+from interop.runtime.receipts import replies_beside, snapshot_beside
 
 
 def stdio_server(
@@ -55,7 +55,8 @@ def stdio_server(
     else:  # a contract v1 server: receipts come from a relay in front of it
         replies = str(replies_beside(receipt_log))
         command = [sys.executable, relay.__file__, "--log", str(receipt_log)]
-        command += ["--replies", replies, "--", *server.commands[command_key]]
+        command += ["--replies", replies, "--snapshot", str(snapshot_beside(receipt_log))]
+        command += ["--", *server.commands[command_key]]
     config_path = write_json(home / "server-config.json", config)
     keys = {
         "serverCommand": command,

@@ -109,3 +109,73 @@ def read_replies(path: Path) -> list[tuple[Any, Any]]:
         if isinstance(entry, dict) and "reply" in entry:
             found.append((entry.get("request"), entry["reply"]))
     return found
+
+
+def snapshot_beside(receipt_log: Path) -> Path:
+    """Where the stdio relay saves a contract v1 server's own `GET /receipts` answer."""
+    return receipt_log.with_name("server-receipts.json")
+
+
+def server_receipts(path: Path) -> tuple[list[Any] | None, list[CombinationError], str | None]:
+    """A v1 stdio server's own receipts (the relay's last snapshot of its `GET /receipts`),
+    unwrapped; None when no snapshot was taken (the server never answered)."""
+    if not path.exists():
+        return None, [], None
+    try:
+        answer = loads(path.read_bytes(), origin="the server's GET /receipts")
+    except JsonError as exc:
+        return None, [CombinationError("receipts", "ReceiptMalformed", str(exc))], None
+    problem = contract_problem("control.schema.json#/$defs/receipts", answer)
+    if problem is not None:
+        return (
+            None,
+            [CombinationError("receipts", "ReceiptMalformed", f"GET /receipts answer {problem}")],
+            None,
+        )
+    return unwrap_receipts(answer["requests"])
+
+
+def own_receipt_problems(
+    own: list[Any], delivered: list[Any], answered: set[Any]
+) -> list[CombinationError]:
+    """What a v1 stdio server's own receipts say wrongly: every request it was sent
+    (`delivered`, the relay's record) and answered must be among them, unchanged."""
+    from interop.jsonvalue import strict_equal
+
+    by_id: dict[Any, list[Any]] = {}
+    for request in own:
+        if isinstance(request, dict):
+            by_id.setdefault(request.get("id"), []).append(request)
+    missing: list[str] = []
+    altered: list[str] = []
+    for request in delivered:
+        rid = request.get("id") if isinstance(request, dict) else None
+        if rid not in answered or not isinstance(request, dict):
+            continue
+        if request.get("method") != "hooks/intercept":
+            continue
+        kept = by_id.get(rid, [])
+        if not kept:
+            missing.append(str(rid))
+        elif not any(strict_equal(k, request) for k in kept):
+            altered.append(str(rid))
+    problems = []
+    if missing:
+        problems.append(
+            CombinationError(
+                "receipts",
+                "ReceiptMissing",
+                f"the server's own GET /receipts lacks {len(missing)} requests it was sent and "
+                f"answered, e.g. {', '.join(missing[:5])}",
+            )
+        )
+    if altered:
+        problems.append(
+            CombinationError(
+                "receipts",
+                "ReceiptMismatch",
+                f"the server's own GET /receipts records other requests than it was sent: "
+                f"{', '.join(altered[:5])}",
+            )
+        )
+    return problems

@@ -1,6 +1,6 @@
 """A transparent stdio relay for servers without the `receiptLog` extension.
 
-`python -m interop.relay --log FILE [--replies FILE] -- COMMAND...` runs COMMAND,
+`python -m interop.relay --log FILE [--replies FILE [--snapshot FILE]] -- COMMAND...` runs COMMAND,
 copies its own stdin to COMMAND's stdin line by line and COMMAND's stdout back
 unchanged, and appends every JSON-RPC message it forwards to FILE (the
 receipt-log format) before forwarding it. The harness puts it in front of a
@@ -9,7 +9,11 @@ the server. It records what was delivered to the server's stdin, which is what
 that server received unless it died first. With `--replies`, each line the
 server writes back is recorded too, as `{"request": ID, "reply": VALUE}` (ID:
 the id of the last request forwarded before it; VALUE: the parsed line, or
-`{"unparsed": TEXT}`), so the harness sees what the server really answered.
+`{"unparsed": TEXT}`), so the harness sees what the server really answered. With
+`--snapshot`, before forwarding each reply it also saves the server's own
+`GET /receipts` answer there (its control listener, from the readiness file its
+`--config` names), as upstream's relay does: what the server says it received,
+taken while it still runs.
 Standard library only, to start fast.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -26,10 +31,50 @@ from typing import IO
 class _Replies:
     """The server's lines back, each with the id of the last request sent before it."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, snapshot: str | None, command: list[str]) -> None:
         self.handle = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
         self.lock = threading.Lock()
         self.last: object = None
+        self.snapshot = snapshot
+        self.command = command
+        self.control: str | None = None
+
+    def _control(self) -> str | None:
+        """The server's control endpoint, from the readiness file its config names."""
+        if self.control is None and "--config" in self.command:
+            try:
+                config_path = self.command[self.command.index("--config") + 1]
+                with open(config_path, encoding="utf-8") as handle:
+                    readiness = json.load(handle)["readinessFile"]
+                with open(readiness, encoding="utf-8") as handle:
+                    self.control = json.load(handle)["controlEndpoint"]
+            except (OSError, ValueError, KeyError, IndexError, TypeError):
+                return None
+        return self.control
+
+    def save_receipts(self) -> None:
+        """The server's own GET /receipts, saved whole (atomically) before a reply goes on."""
+        control = self._control() if self.snapshot else None
+        if control is None or self.snapshot is None:
+            return
+        import http.client  # only a v1 server's relay pays for it
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(control)
+        connection = http.client.HTTPConnection(
+            parts.hostname or "127.0.0.1", parts.port, timeout=5
+        )
+        try:
+            connection.request("GET", "/receipts")
+            body = connection.getresponse().read()
+        except OSError:
+            return
+        finally:
+            connection.close()
+        temporary = self.snapshot + ".tmp"
+        with open(temporary, "wb") as handle:
+            handle.write(body)
+        os.replace(temporary, self.snapshot)
 
     def sent(self, message: object) -> None:
         with self.lock:
@@ -45,6 +90,7 @@ class _Replies:
         with self.lock:
             self.handle.write(json.dumps({"request": self.last, "reply": value}) + "\n")
             self.handle.flush()
+        self.save_receipts()
 
 
 def _copy(source: IO[bytes], target: IO[bytes], replies: _Replies) -> None:
@@ -64,17 +110,19 @@ def _kind(line: bytes) -> tuple[str, object] | None:
 
 
 def main(argv: list[str]) -> int:
-    replies_path = None
-    if len(argv) >= 6 and argv[2] == "--replies":
-        replies_path, argv = argv[3], [*argv[:2], *argv[4:]]
+    options: dict[str, str] = {}
+    while len(argv) >= 4 and argv[2] in ("--replies", "--snapshot"):
+        options[argv[2]] = argv[3]
+        argv = [*argv[:2], *argv[4:]]
     if len(argv) < 4 or argv[0] != "--log" or argv[2] != "--":
         print(
-            "usage: python -m interop.relay --log FILE [--replies FILE] -- COMMAND...",
+            "usage: python -m interop.relay --log FILE [--replies FILE] [--snapshot FILE] "
+            "-- COMMAND...",
             file=sys.stderr,
         )
         return 2
     log_path, command = argv[1], argv[3:]
-    replies = _Replies(replies_path)
+    replies = _Replies(options.get("--replies"), options.get("--snapshot"), command)
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     pump = threading.Thread(

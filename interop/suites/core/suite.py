@@ -23,7 +23,14 @@ from interop.results import CombinationError, Outcome
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError
-from interop.runtime.receipts import read_receipt_log, read_replies, replies_beside
+from interop.runtime.receipts import (
+    own_receipt_problems,
+    read_receipt_log,
+    read_replies,
+    replies_beside,
+    server_receipts,
+    snapshot_beside,
+)
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.core.scenarios import CoreSets, ScenarioSet, load_sets
@@ -322,6 +329,14 @@ class CoreSuite:
             )
             receipts, problems = read_receipt_log(receipt_log, 0)
             replies = None if server.receipt_log else read_replies(replies_beside(receipt_log))
+            if replies is not None:  # a v1 server: its own receipts, as it kept them
+                own, own_problems, shape = server_receipts(snapshot_beside(receipt_log))
+                problems += own_problems
+                if own is not None:
+                    answered = {request_id for request_id, _ in replies}
+                    problems += own_receipt_problems(own, receipts, answered)
+                if shape is not None:
+                    outcome.shapes["receipts"] = shape
             ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
             self._record(
                 outcome, scenario_set, client, stage, run, receipts, problems, replies=replies

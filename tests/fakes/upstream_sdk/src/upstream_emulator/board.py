@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +18,11 @@ class Board:
         self.on_stop: list[Callable[[], None]] = []
 
     def record(self, event_id: str, message: dict[str, Any]) -> None:
-        """A receipt as the upstream SDK servers keep it: the request wrapped."""
+        """A receipt as the upstream SDK servers keep it: the request wrapped. A test
+        that sets UPSTREAM_EMULATOR_FAULT=forget-receipts gets a server that keeps none
+        (the harness must notice a server whose own record is wrong)."""
+        if os.environ.get("UPSTREAM_EMULATOR_FAULT") == "forget-receipts":
+            return
         with self._lock:
             self._receipts.append(
                 {"id": event_id, "method": message.get("method"), "message": message}
