@@ -48,6 +48,13 @@ REFUSED_NOTIFY = (
 )
 
 
+CHANGED_REDELIVERY = (
+    "our reading of a redelivery whose content changed (lineage rule 1: docs/CATALOGUE.md); "
+    "AHP-CORE-004 says a retry preserves event content, so a contract v1 client may refuse "
+    "to send it"
+)
+
+
 @dataclass(frozen=True)
 class CatalogueScenario:
     id: str
@@ -81,6 +88,17 @@ class CatalogueScenario:
         notifications = [s for s in self.steps if s.get("op") in ("notify", "rawNotify")]
         if len(notifications) != len(self.sent):
             return REFUSED_NOTIFY
+        seen: dict[str, Any] = {}
+        for step in notifications:
+            if step.get("op") != "notify":
+                continue
+            event = step.get("message", {}).get("params", {}).get("event", {})
+            if not isinstance(event, dict) or not isinstance(event.get("id"), str):
+                continue
+            key = f"{event.get('source')}\n{event['id']}"  # an event's identity: (source, id)
+            if key in seen and seen[key] != event:
+                return CHANGED_REDELIVERY
+            seen[key] = event
         return None
 
 
