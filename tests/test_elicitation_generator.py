@@ -47,6 +47,7 @@ REQUIRED: dict[str, str] = {
     "default mode": "eli-form-default-mode",
     "missing request part": "eli-request-part-missing",
     "missing result part": "eli-result-part-missing",
+    "request and result without parts, correlated": "eli-parts-absent-decline",
     "body missing message": "eli-body-no-message",
     "url body without url": "eli-url-no-url",
     "url body without elicitationId": "eli-url-no-elicitation-id",

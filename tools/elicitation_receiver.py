@@ -91,6 +91,7 @@ def exchanges() -> list[JSON]:
 
 
 # ---------------------------------------------------------------- request refusals (steps 3, 4)
+# (and eli-request-part-missing, accepted: an absent part is the omit selection)
 
 
 def _refused_request(rid: str, step: JSON) -> JSON:
@@ -145,9 +146,19 @@ def request_refusals() -> list[JSON]:
         },
     }
     return [
-        # Step 3: the request event has no `request` part.
-        _refused_request(
-            "eli-request-part-missing", ask("eli-request-part-missing", SHUTTLE, part=ABSENT)
+        # Step 3: the request event has no `request` part. An absent part is
+        # the omit selection (interaction-payloads.md, "MCP elicitation
+        # binding": "Omission has no part"): accepted, summarized as omit.
+        wire(
+            "eli-request-part-missing",
+            [ask("eli-request-part-missing", SHUTTLE, part=ABSENT)],
+            [ACCEPTED],
+            [
+                {
+                    "eventId": "eli-request-part-missing:request",
+                    "summary": {"selection": "omit"},
+                }
+            ],
         ),
         # Step 4: `message` is required by both request forms.
         _refused_request("eli-body-no-message", ask("eli-body-no-message", no_message)),
@@ -223,6 +234,7 @@ def request_refusals() -> list[JSON]:
 
 
 # ---------------------------------------------------------------- result refusals (steps 3, 5)
+# (and the two absent-part rows first, accepted: an absent part is the omit selection)
 
 
 def _refused_result(rid: str, params: JSON, step: JSON, mode: str = "form") -> JSON:
@@ -252,9 +264,59 @@ def result_refusals() -> list[JSON]:
             '{"action":"accept","content":{"day":"monday"},"content":{"day":"tuesday"}}',
         ),
     )
+    r4 = "eli-parts-absent-decline"
     return [
-        # Step 3: the result event has no `result` part.
-        _refused_result(r, SHUTTLE, missing),
+        # Step 3: the result event has no `result` part: the omit selection
+        # (interaction-payloads.md, "MCP elicitation binding"), accepted. It
+        # answers its body-selected request; nothing of the result is checked.
+        wire(
+            r,
+            [ask(r, SHUTTLE), missing],
+            [ACCEPTED, ACCEPTED],
+            [
+                seen_request(f"{r}:request", SHUTTLE),
+                {
+                    "eventId": "eli-result-part-missing:result",
+                    "summary": {
+                        "selection": {"request": "body", "result": "omit"},
+                        "bodyValidation": "not-selected",
+                        "provenance": {
+                            "kind": "mcp",
+                            "authenticatedSource": "authenticated:eli-sender",
+                        },
+                        "externalCompletion": False,
+                    },
+                },
+            ],
+        ),
+        # Steps 3 and 5: a request without its part (omit) is live, and a
+        # decline without its part (omit) correlates to it and answers it.
+        wire(
+            r4,
+            [
+                ask(r4, SHUTTLE, part=ABSENT),
+                answer(r4, None, action="decline", part=ABSENT),
+            ],
+            [ACCEPTED, ACCEPTED],
+            [
+                {
+                    "eventId": "eli-parts-absent-decline:request",
+                    "summary": {"selection": "omit"},
+                },
+                {
+                    "eventId": "eli-parts-absent-decline:result",
+                    "summary": {
+                        "selection": {"request": "omit", "result": "omit"},
+                        "bodyValidation": "not-selected",
+                        "provenance": {
+                            "kind": "mcp",
+                            "authenticatedSource": "authenticated:eli-sender",
+                        },
+                        "externalCompletion": False,
+                    },
+                },
+            ],
+        ),
         # Step 5: the result text does not parse / has a duplicate key.
         _refused_result(r2, SHUTTLE, not_json),
         _refused_result(r3, SHUTTLE, duplicate),

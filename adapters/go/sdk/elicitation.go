@@ -279,9 +279,15 @@ func (r *Receiver) checkMessage(message any) (Accepted, func(), *Refusal) {
 	if kind == ElicitationResultEvent {
 		name = "result"
 	}
-	part, ok := Path(event, "elicitation", name).(map[string]any)
+	// An absent part is the omit selection (interaction-payloads.md, "MCP
+	// elicitation binding": "Omission has no part").
+	raw, present := Object(event["elicitation"])[name]
+	if !present {
+		raw = map[string]any{"selection": "omit"}
+	}
+	part, ok := raw.(map[string]any)
 	if !ok {
-		return Accepted{}, nil, refuse("the event carries no elicitation.%s part", name)
+		return Accepted{}, nil, refuse("elicitation.%s is not a part", name)
 	}
 	if _, gap := part["gap"]; gap && part["selection"] == "body" {
 		return Accepted{}, nil, refuse("elicitation.%s is selected with a gap: no body to validate", name)

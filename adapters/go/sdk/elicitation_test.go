@@ -82,6 +82,42 @@ func TestReceiverCorrelation(t *testing.T) {
 	}
 }
 
+// An absent request / result part is the omit selection (interaction-payloads.md,
+// "MCP elicitation binding": "Omission has no part"), and a result without a
+// part correlates to a request without one.
+func TestAbsentPartIsOmit(t *testing.T) {
+	s := elicitationSchemas(t)
+	r := NewReceiver(s, func(string) bool { return false }, "authenticated:test")
+	withoutPart := func(msg any, name string) any {
+		delete(Object(Path(msg, "params", "event", "elicitation")), name)
+		return msg
+	}
+	request := withoutPart(eliRequest(t, "r1", "s1", formBody), "request")
+	noSession := withoutPart(eliRequest(t, "r0", "s1", formBody), "request")
+	delete(Object(Path(noSession, "params", "event")), "session")
+	if _, refusal := r.Accept(noSession, nil); refusal == nil || !strings.Contains(refusal.Msg, "session.id") {
+		t.Fatalf("no session, no part: %+v", refusal)
+	}
+	got, refusal := r.Accept(request, nil)
+	if refusal != nil || EncodeString(got.Summary) != `{"selection":"omit"}` {
+		t.Fatalf("a request without its part: %+v %s", refusal, EncodeString(got.Summary))
+	}
+	decline := withoutPart(eliResult(t, "x1", "r1", "s1", "decline", `{\"action\":\"decline\"}`), "result")
+	got, refusal = r.Accept(decline, nil)
+	if refusal != nil || EncodeString(got.Summary["selection"]) != `{"request":"omit","result":"omit"}` ||
+		got.Summary["bodyValidation"] != "not-selected" || got.Summary["externalCompletion"] != false {
+		t.Fatalf("a result without its part: %+v %s", refusal, EncodeString(got.Summary))
+	}
+	if _, refusal := r.Accept(eliRequest(t, "r2", "s1", formBody), nil); refusal != nil {
+		t.Fatal(refusal.Msg)
+	}
+	accept := withoutPart(eliResult(t, "x2", "r2", "s1", "accept", `{\"action\":\"accept\"}`), "result")
+	got, refusal = r.Accept(accept, nil)
+	if refusal != nil || EncodeString(got.Summary["selection"]) != `{"request":"body","result":"omit"}` {
+		t.Fatalf("an accepted form without its part: %+v %s", refusal, EncodeString(got.Summary))
+	}
+}
+
 func TestJudgeRequestAndResult(t *testing.T) {
 	s := elicitationSchemas(t)
 	forms := NewFormSchemas()

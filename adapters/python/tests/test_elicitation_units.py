@@ -133,17 +133,34 @@ def test_the_schema_is_checked_before_the_refs(receiver: elicitation.Receiver) -
 # 3. The session and the part.
 
 
-def test_the_session_and_the_part_are_required(receiver: elicitation.Receiver) -> None:
+def test_the_session_is_required(receiver: elicitation.Receiver) -> None:
     event = request_event("r1", "s1")
     del event["session"]
     assert "session" in refuses(receiver, intercept(event))
+    event = request_event("r1", "s1", part=withheld_part("p", "omit"))
+    del event["session"]
+    assert "session" in refuses(receiver, intercept(event))
+
+
+def test_an_absent_part_is_the_omit_selection(receiver: elicitation.Receiver) -> None:
+    # interaction-payloads.md, "MCP elicitation binding": omission has no part.
     event = request_event("r1", "s1")
     del event["elicitation"]["request"]
-    assert "elicitation.request" in refuses(receiver, intercept(event))
-    live_request(receiver)
-    event = result_event("x1", "r1", "s1", GOOD)
+    assert accepts(receiver, event) == {"selection": "omit"}
+    assert receiver.live["r1"].selection == "omit"
+    event = result_event("x1", "r1", "s1", None, action="decline")
     del event["elicitation"]["result"]
-    assert "elicitation.result" in refuses(receiver, intercept(event))
+    assert accepts(receiver, event) == {
+        "selection": {"request": "omit", "result": "omit"},
+        "bodyValidation": "not-selected",
+        "provenance": PROVENANCE,
+        "externalCompletion": False,
+    }
+    assert "r1" not in receiver.live
+    live_request(receiver, "r2")
+    event = result_event("x2", "r2", "s1", GOOD)
+    del event["elicitation"]["result"]
+    assert accepts(receiver, event)["selection"] == {"request": "body", "result": "omit"}
 
 
 def test_a_selected_gap_fails_closed(receiver: elicitation.Receiver) -> None:

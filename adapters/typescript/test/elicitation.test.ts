@@ -187,16 +187,43 @@ describe("the receiver: 3. session, part, gaps", () => {
     );
   });
 
-  it("refuses a request event without its request part", () => {
+  // interaction-payloads.md, "MCP elicitation binding": omission has no part.
+  it("accepts a request event without its request part as omitted", () => {
+    const live = receiver();
+    assert.deepEqual(
+      accepted(live.receive(intercept(requestEvent("r", "s", { part: null })))),
+      { selection: "omit" },
+    );
+    assert.equal(live.liveCount, 1);
     refused(
-      receiver().receive(intercept(requestEvent("r", "s", { part: null }))),
+      receiver().receive(
+        intercept(requestEvent("r", "s", { part: null, session: null })),
+      ),
     );
   });
 
-  it("refuses a result event without its result part", () => {
+  it("accepts a result event without its result part as omitted", () => {
     const live = withLive();
-    refused(live.receive(result(ACCEPT, { part: null })));
-    accepted(live.receive(result(ACCEPT)));
+    assert.deepEqual(
+      accepted(live.receive(result(ACCEPT, { part: null }))),
+      withheldSummary("body", "omit"),
+    );
+    assert.equal(live.liveCount, 0);
+  });
+
+  it("correlates a result to a request that had no part", () => {
+    const live = receiver();
+    accepted(live.receive(intercept(requestEvent("r", "s", { part: null }))));
+    const decline = { action: "decline" };
+    assert.deepEqual(
+      accepted(
+        live.receive(
+          intercept(resultEvent("a", "r", "s", decline, { part: null })),
+        ),
+      ),
+      withheldSummary("omit", "omit"),
+    );
+    assert.equal(live.liveCount, 0);
   });
 
   it("refuses a body-selected part with a gap, at either event", () => {

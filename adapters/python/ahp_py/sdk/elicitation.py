@@ -6,11 +6,12 @@ An MCP ``elicitation/create`` request and its ``ElicitResult`` travel as
 ``result`` part is one text part holding the serialized MCP body.
 
 Receiver (``Receiver.accept``): the canonical envelope, the stored content a
-body ref names (409), the session and the part (a selected gap refused), the
-request body against ``mcp-elicitation.schema.json#/$defs/requestParams`` and
-its mode, the result's correlation to a live request (parent, session, source,
-server, mode), its body against ``#/$defs/result`` and, for an accepted form,
-the form schema the request asked for. Accepted intercepts change the live
+body ref names (409), the session and the part (an absent part is the omit
+selection; a selected gap refused), the request body against
+``mcp-elicitation.schema.json#/$defs/requestParams`` and its mode, the
+result's correlation to a live request (parent, session, source, server,
+mode), its body against ``#/$defs/result`` and, for an accepted form, the
+form schema the request asked for. Accepted intercepts change the live
 requests and yield the receipt's summary; a refusal changes nothing.
 
 Host: ``judge_request`` (deny, a supplied result, messages at the request
@@ -258,9 +259,15 @@ class Receiver:
         if not isinstance(session, str) or not session:
             raise Refusal("the event carries no session.id")
         part_name = "request" if kind == REQUEST_EVENT else "result"
-        part = get_path(event, "elicitation", part_name)
+        elicitation = event.get("elicitation")
+        if isinstance(elicitation, dict) and part_name not in elicitation:
+            # An absent part is the omit selection (interaction-payloads.md,
+            # "MCP elicitation binding": "Omission has no part").
+            part: Any = {"selection": OMIT}
+        else:
+            part = get_path(event, "elicitation", part_name)
         if not isinstance(part, dict):
-            raise Refusal(f"the event carries no elicitation.{part_name} part")
+            raise Refusal(f"elicitation.{part_name} is not a part")
         if part.get("selection") == BODY and "gap" in part:
             raise Refusal(f"elicitation.{part_name} is selected with a gap: no body to validate")
         if kind == REQUEST_EVENT:

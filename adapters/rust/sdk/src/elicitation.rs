@@ -447,10 +447,15 @@ impl Receiver {
         } else {
             "result"
         };
-        let Some(Value::Object(part)) = path(event, &["elicitation", name]) else {
-            return Err(Refusal::bad(format!(
-                "the event carries no elicitation.{name} part"
-            )));
+        // An absent part is the omit selection (interaction-payloads.md, "MCP
+        // elicitation binding": "Omission has no part").
+        let omitted = json!({"selection": "omit"});
+        let found = match event.get("elicitation") {
+            Some(Value::Object(elicitation)) => elicitation.get(name).unwrap_or(&omitted),
+            _ => &Value::Null,
+        };
+        let Value::Object(part) = found else {
+            return Err(Refusal::bad(format!("elicitation.{name} is not a part")));
         };
         let body = part.get("selection").and_then(Value::as_str) == Some("body");
         if body && part.contains_key("gap") {

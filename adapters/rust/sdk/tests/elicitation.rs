@@ -387,6 +387,73 @@ fn the_receivers_checks_in_order() {
     assert_eq!(e.answer(&json!(3))["id"], Value::Null);
 }
 
+/// An absent request / result part is the omit selection
+/// (interaction-payloads.md, "MCP elicitation binding": "Omission has no
+/// part"); a result without a part correlates to a request without one.
+#[test]
+fn an_absent_part_is_the_omit_selection() {
+    let r = Receiver::new("authenticated:test");
+    let without_part = |mut msg: Value, name: &str| {
+        msg["params"]["event"]["elicitation"]
+            .as_object_mut()
+            .unwrap()
+            .remove(name);
+        msg
+    };
+    let mut no_session = without_part(request("r0", "s1", FORM_BODY), "request");
+    no_session["params"]["event"]
+        .as_object_mut()
+        .unwrap()
+        .remove("session");
+    let e = r
+        .accept(schemas(), &no_session, nothing_stored)
+        .expect_err("no session");
+    assert!(e.message.contains("session.id"), "{}", e.message);
+    let omitted = r
+        .accept(
+            schemas(),
+            &without_part(request("r1", "s1", FORM_BODY), "request"),
+            nothing_stored,
+        )
+        .unwrap();
+    assert_eq!(omitted.summary, json!({"selection": "omit"}));
+    assert_eq!(r.live_count(), 1);
+    let declined = r
+        .accept(
+            schemas(),
+            &without_part(
+                result("x1", "r1", "s1", "decline", r#"{"action":"decline"}"#),
+                "result",
+            ),
+            nothing_stored,
+        )
+        .unwrap();
+    assert_eq!(
+        declined.summary,
+        json!({"selection": {"request": "omit", "result": "omit"},
+               "bodyValidation": "not-selected",
+               "provenance": {"kind": "mcp", "authenticatedSource": "authenticated:test"},
+               "externalCompletion": false})
+    );
+    assert_eq!(r.live_count(), 0);
+    r.accept(schemas(), &request("r2", "s1", FORM_BODY), nothing_stored)
+        .unwrap();
+    let accepted = r
+        .accept(
+            schemas(),
+            &without_part(
+                result("x2", "r2", "s1", "accept", r#"{"action":"accept"}"#),
+                "result",
+            ),
+            nothing_stored,
+        )
+        .unwrap();
+    assert_eq!(
+        accepted.summary["selection"],
+        json!({"request": "body", "result": "omit"})
+    );
+}
+
 fn reply(id: &str, effects: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "draft", "effects": effects}})
 }

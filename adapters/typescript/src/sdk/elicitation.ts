@@ -272,9 +272,14 @@ export class ElicitationReceiver {
     if (typeof sessionId !== "string" || sessionId.length === 0)
       return refused("the event carries no session.id");
     const name = type === REQUEST_EVENT ? "request" : "result";
-    const part = partOf(event, name);
-    if (!isObject(part))
-      return refused(`the event carries no elicitation.${name} part`);
+    // An absent part is the omit selection (interaction-payloads.md, "MCP
+    // elicitation binding": "Omission has no part").
+    const elicitation = event["elicitation"];
+    const part: Json | undefined =
+      isObject(elicitation) && !hasKey(elicitation, name)
+        ? { selection: "omit" }
+        : partOf(event, name);
+    if (!isObject(part)) return refused(`elicitation.${name} is not a part`);
     if (part["selection"] === "body" && hasKey(part, "gap"))
       return refused(
         `elicitation.${name} is body-selected with a gap: the body cannot be validated`,
