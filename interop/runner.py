@@ -270,11 +270,10 @@ class Progress:
 
 
 # Suites contract v1 runs through an SDK's own non-core adapters, by convention (e.g.
-# python-sdk interop/elicitation.py, interop/compaction.py), not through adapter.json:
-# the harness does not drive those yet, so a v1 adapter's rows there are unsupported.
+# python-sdk interop/compaction.py), not through adapter.json: the harness does not
+# drive those yet, so a v1 adapter's rows there are unsupported. (The elicitation
+# suite drives contract v1's elicitation adapter itself: suites/elicitation/upstream.py.)
 V1_NONCORE = {
-    "elicitation": "interop/elicitation.py (.mjs, Go cmd/elicitation, Rust "
-    "target/debug/elicitation)",
     "compaction": "interop/compaction.py and compaction_wire.py (and their .mjs, Go and Rust "
     "counterparts)",
 }

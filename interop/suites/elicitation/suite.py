@@ -18,9 +18,12 @@ from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import Outcome, RowVerdict, Status
+from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.client import run_client
 from interop.runtime.context import RunContext
+from interop.runtime.server import ServerStartError
 from interop.suites.base import Job
+from interop.suites.elicitation import upstream
 from interop.suites.elicitation.scenarios import ElicitationSet, ElicitationSets, load_sets
 from interop.suites.elicitation.verify import verify_set
 from interop.suites.steps import (
@@ -50,6 +53,10 @@ class ElicitationSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        sides = (adapters[combination.client], adapters[combination.server])
+        v1 = any(upstream.is_v1(a) for a in sides)
+        if v1 and (combination.transport, combination.auth) != ("http", "bearer"):
+            return upstream.WIRE_ONLY
         return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
@@ -80,6 +87,9 @@ class ElicitationSuite:
     ) -> None:
         """One set's client run against a fresh server, judged into `outcome`."""
         client = adapters[combination.client]
+        if upstream.is_v1(client) or upstream.is_v1(adapters[combination.server]):
+            self._run_v1_set(ctx, outcome, combination, scenario_set, adapters)
+            return
         transport = combination.transport
         home = ctx.unique(f"elicitation-{scenario_set.name}")
         rows = scenario_set.for_transport(transport)
@@ -138,3 +148,135 @@ class ElicitationSuite:
         ]
         outcome.errors += set_errors
         stop_server(ctx, outcome, combination, step, scenario_set.name)
+
+    def _run_v1_set(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        scenario_set: ElicitationSet,
+        adapters: dict[str, Adapter],
+    ) -> None:
+        """A set with a contract v1 side (docs/ELICITATION.md, "With a contract v1
+        adapter"): its rows that side can run, over HTTP with a bearer token, the
+        others unsupported with the reason."""
+        client, server = adapters[combination.client], adapters[combination.server]
+        runnable, skipped = [], []
+        for row in scenario_set.for_transport("http"):
+            reason = upstream.not_for_v1(row, client, server)
+            if reason is None:
+                runnable.append(row)
+            else:
+                skipped.append((row, reason))
+        lacking = [
+            found
+            for side in ([client] if client is server else [client, server])
+            if upstream.is_v1(side) and isinstance(found := upstream.command_of(side), str)
+        ]
+        if lacking:  # an SDK without an elicitation adapter does not implement the suite
+            skipped = [(row, "; ".join(lacking)) for row in scenario_set.for_transport("http")]
+            runnable = []
+        upstream.unsupported_rows(outcome, scenario_set.name, skipped)
+        outcome.rows += [
+            RowVerdict(
+                scenario_set.name,
+                r.id,
+                Status.INAPPLICABLE,
+                r.expected,
+                error=r.inapplicable_reason,
+            )
+            for r in scenario_set.scenarios
+            if "http" not in r.transports
+        ]
+        if not runnable:
+            return
+        part = upstream.subset(scenario_set, runnable)
+        home = ctx.unique(f"elicitation-{scenario_set.name}")
+        token, stranger = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        for secret in (token, stranger):
+            ctx.redactor.add(secret)
+        stage = f"client[{scenario_set.name}]"
+        report: Any = None
+        entries: Any = None
+        client_exit: int | None = None
+        errors: list[CombinationError] = []
+        try:
+            receiver = upstream.start_server(
+                ctx,
+                server,
+                scenario_set,
+                combination.auth,
+                part.write(home / "server.json", "http", server=True),
+                token,
+            )
+        except ServerStartError as exc:
+            errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+            receiver = None
+        if receiver is not None:
+            if upstream.is_v1(client):
+                sent = upstream.run_sender(
+                    ctx,
+                    client,
+                    receiver,
+                    runnable,
+                    combination.auth,
+                    token,
+                    stranger,
+                    scenario_set.name,
+                )
+                report, errors = sent.report, sent.errors
+            else:
+                upload = {
+                    "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
+                    "timeoutMs": 5000,
+                    "maxBytes": 1048576,
+                    "endpoint": receiver.upload_endpoint,
+                }
+                run = run_client(
+                    ctx,
+                    client,
+                    stage=stage,
+                    scenario_file=part.write(home / "client.json", "http", server=False),
+                    transport="http",
+                    auth=combination.auth,
+                    endpoint=receiver.endpoint,
+                    command_key="lifecycleClient",
+                    extra={
+                        "suite": "elicitation",
+                        "childPidFile": str(home / "child.json"),
+                        "upload": upload,
+                        "controlEndpoint": receiver.control,
+                    },
+                    env={UPLOAD_TOKEN_ENV: token, UNAUTHORIZED_TOKEN_ENV: stranger},
+                    schema="elicitation-client-config.schema.json",
+                )
+                ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
+                report, errors, client_exit = run.report, list(run.errors), run.exit_code
+            entries, receipt_errors = receiver.entries(RECEIPTS)
+            errors += receipt_errors
+            receiver.stop()
+            ctx.keep_log(receiver.log, f"{combination.key}/server-{scenario_set.name}.log")
+            if receiver.leaks:
+                outcome.errors.append(
+                    CombinationError(
+                        "server-stop",
+                        "ProcessLeak",
+                        f"left running by the server: {len(receiver.leaks)} process(es)",
+                    )
+                )
+            if upstream.is_v1(server):
+                outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
+        judged, set_errors = verify_set(
+            scenario_set.name,
+            runnable,
+            transport="http",
+            report=report,
+            entries=entries,
+            client_exit=client_exit,
+            language=client.language,
+            stage=stage,
+            prior_errors=errors,
+            v1_receiver=upstream.is_v1(server),
+        )
+        outcome.rows += judged
+        outcome.errors += set_errors

@@ -156,8 +156,37 @@ def check_uploads(
     return problems
 
 
+def check_reported_refs(row: ElicitationRow, reported: list[Any]) -> list[Problem]:
+    """A v1 receiver records no uploads: what is left to check is what its 201s
+    answered (upstream's driver checks the same): different bytes, different refs."""
+    problems: list[Problem] = []
+    refs: dict[str, str] = {}
+    for index, (step, got) in enumerate(zip(row.steps, reported, strict=False)):
+        if step["op"] != "upload" or not isinstance(got, dict) or got.get("status") != 201:
+            continue
+        ref = got.get("ref")
+        if not isinstance(ref, str) or not ref:
+            problems.append(("ElicitationUploads", f"step {index}: a 201 without a ref"))
+            continue
+        digest = hashlib.sha256(base64.b64decode(step["bodyBase64"])).hexdigest()
+        if refs.setdefault(ref, digest) != digest:
+            problems.append(
+                ("ElicitationUploads", f"step {index}: different bytes share the ref {ref!r}")
+            )
+    return problems
+
+
+# A v1 receiver answers every refusal 400 (upstream interop/elicitation.py@116f517c);
+# the 409 for a ref it never stored is our lifecycle reading, not upstream's.
+V1_REFUSALS = {400: (400, 409), 409: (400, 409)}
+
+
 def verify_wire(
-    row: ElicitationRow, owned: list[dict[str, Any]] | None, actual: Any, transport: str
+    row: ElicitationRow,
+    owned: list[dict[str, Any]] | None,
+    actual: Any,
+    transport: str,
+    v1_receiver: bool = False,
 ) -> list[Problem]:
     problems: list[Problem] = []
     steps = actual.get("steps") if isinstance(actual, dict) else None
@@ -178,6 +207,13 @@ def verify_wire(
         if step["op"] == "send" and transport == "http":
             keys.append("status")
         for key in keys:
+            if (
+                v1_receiver
+                and key == "status"
+                and step["op"] == "send"
+                and got.get(key) in V1_REFUSALS.get(wanted[key], ())
+            ):
+                continue
             if got.get(key) != wanted[key] or type(got.get(key)) is not type(wanted[key]):
                 problems.append(
                     (
@@ -208,7 +244,9 @@ def verify_wire(
                     )
                 )
     problems += check_receipts(row, owned)
-    if owned is not None:
+    if v1_receiver:
+        problems += check_reported_refs(row, steps)
+    elif owned is not None:
         problems += check_uploads(row, owned, steps)
     return problems
 
@@ -242,7 +280,11 @@ def verify_set(
     language: str,
     stage: str,
     prior_errors: list[CombinationError],
+    v1_receiver: bool = False,
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
+    """`v1_receiver`: the server is a contract v1 elicitation receiver, which records
+    no uploads and refuses with 400 (docs/ELICITATION.md, "With a contract v1
+    adapter")."""
     results, errors = check_step_report(
         report,
         schema=REPORT_SCHEMA,
@@ -277,6 +319,10 @@ def verify_set(
         if row.atomic is not None:
             problems = verify_atomic(row, mine, entry.get("actual"))
         else:
-            problems = verify_wire(row, mine, entry.get("actual"), transport)
+            problems = verify_wire(row, mine, entry.get("actual"), transport, v1_receiver)
+            if v1_receiver and any(s["op"] == "upload" for s in row.steps):
+                verdict.diagnostics["notAssertedForV1"] = [
+                    "upload receipts (a v1 receiver records none)"
+                ]
         conclude(verdict, problems)
     return verdicts, errors

@@ -1,0 +1,612 @@
+"""Contract v1's elicitation adapter: an SDK's own `interop/elicitation.*`, run the
+way upstream's elicitation driver runs it (docs/ELICITATION.md, "With a contract
+v1 adapter"; shared facts: upstream `interop/elicitation_matrix.py@a9adb1a1`).
+
+Upstream does not run this adapter from adapter.json: its driver knows one
+command per language, starts the receiver (`server <schemaDir>
+authenticated:<sender>`, bearer tokens in `AHP_ELICITATION_TOKEN` /
+`AHP_ELICITATION_UPLOAD_TOKEN`, one `{"endpoint"}` line on stdout), and makes the
+sender (`client`, a plan on stdin) post one step per process, rebinding upload
+aliases to the receiver's refs itself. Here either side may be ours:
+
+- a v1 **receiver** behind our client: the harness serves the control calls our
+  client makes (`/health`, `/mark`, `/receipts`, `/shutdown`) in front of it and
+  reads the receiver's own `POST /receipts` (`[{message, bytes, summary}]`),
+  placing each row-start mark where the receiver's record stood when it came;
+- a v1 **sender** before our server: the harness runs the row's steps through
+  it, one process per step as upstream does, and reports what each answered.
+
+Nothing here judges: the suite's verifier does, from these records.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import http.client
+import json
+import os
+import secrets
+import select
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import JsonError, loads
+from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime import process
+from interop.runtime.context import RunContext
+from interop.runtime.control import ControlError, call
+from interop.runtime.server import Server, ServerStartError
+from interop.suites.elicitation.scenarios import ElicitationRow, ElicitationSet
+
+# Upstream's driver runs one command per SDK, from the SDK's root: the python-sdk's
+# `.venv/bin/python interop/elicitation.py`, `node interop/elicitation.mjs`, Go's
+# `cmd/elicitation` (built by adapter_builds.py) and Rust's `target/debug/elicitation`
+# (elicitation_matrix.py@a9adb1a1). A checkout is recognised by the file it has.
+NONCORE = (
+    "interop/elicitation.py",
+    "interop/elicitation.mjs",
+    "cmd/elicitation",
+    "target/debug/elicitation",
+)
+SOURCE = "upstream interop/elicitation_matrix.py@a9adb1a1"
+RECEIPT_SHAPE = (
+    "contract v1 elicitation receiver: POST /receipts [{message, bytes, summary}], "
+    "row-start marks placed by the harness"
+)
+EVENT_TOKEN_ENV = "AHP_ELICITATION_TOKEN"
+UPLOAD_TOKEN_ENV = "AHP_ELICITATION_UPLOAD_TOKEN"
+STEP_TIMEOUT = 30.0  # upstream's per sender invocation
+WIRE_ONLY = (
+    "contract v1's elicitation adapters speak HTTP with a bearer token only "
+    f"({SOURCE}); this combination is not one upstream runs"
+)
+SENDER_NO_HOST = (
+    "contract v1's elicitation sender only posts the bytes it is given; its host rules "
+    f"(atomic effects) run offline in its `check` command, with no server ({SOURCE})"
+)
+RECEIVER_NO_SCRIPT = (
+    "contract v1's elicitation receiver answers every accepted event with the no-effect "
+    f"reply and reads no scripted responses ({SOURCE}); this row needs scripted effects"
+)
+
+
+def is_v1(adapter: Adapter) -> bool:
+    """An SDK checkout on contract v1 (not ours: ours are blind)."""
+    return not adapter.blind
+
+
+def command_of(adapter: Adapter) -> tuple[list[str], dict[str, str]] | str:
+    """The v1 elicitation adapter's command and environment, or why there is none."""
+    root = adapter.directory
+    env = {**os.environ}
+    if (root / NONCORE[0]).is_file():
+        venv = root / ".venv" / "bin" / "python"  # upstream's interpreter; else PATH's
+        source = str(root / "src")  # upstream hands every adapter the SDK's src
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (source, env.get("PYTHONPATH"))))
+        return [".venv/bin/python" if venv.exists() else "python3", NONCORE[0]], env
+    if (root / NONCORE[1]).is_file():
+        return ["node", NONCORE[1]], env
+    if (root / NONCORE[2]).is_dir():
+        return ["go", "run", "./" + NONCORE[2]], env
+    if (root / NONCORE[3]).is_file():
+        return [NONCORE[3]], env
+    return (
+        f"{adapter.name} has none of {', '.join(NONCORE)} in {root}: contract v1 runs an "
+        f"SDK's elicitation adapter by that convention, not from adapter.json ({SOURCE})"
+    )
+
+
+def not_for_v1(row: ElicitationRow, client: Adapter, server: Adapter) -> str | None:
+    """Why a row cannot run with a v1 side, else None."""
+    if row.atomic is not None and is_v1(client):
+        return SENDER_NO_HOST
+    if row.atomic is not None and is_v1(server) and row.raw.get("responses"):
+        return RECEIVER_NO_SCRIPT
+    return None
+
+
+def subset(scenario_set: ElicitationSet, rows: list[ElicitationRow]) -> ElicitationSet:
+    return replace(scenario_set, rows=tuple(rows))
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+    try:
+        connection.request("POST", parts.path or "/", body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@dataclass
+class _Record:
+    """The control calls served in front of a v1 receiver."""
+
+    receipts: Any  # () -> (entries | None, problem | None)
+    marks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class V1Receiver:
+    """A contract v1 elicitation receiver, with the control calls our clients make
+    served in front of it. Quacks like `Server` where the suite uses one."""
+
+    def __init__(
+        self, ctx: RunContext, adapter: Adapter, principal: str, token: str, upload_token: str
+    ) -> None:
+        self.ctx = ctx
+        self.adapter = adapter
+        self.principal = principal  # `authenticated:...`: who its auth says the sender is
+        self.token = token
+        self.upload_token = upload_token
+        self.home = ctx.unique(f"elicitation-v1-{adapter.name}")
+        self.owner = f"server:{self.home.name}"
+        self.log = self.home / "server.log"
+        self.base = ""
+        self.endpoint = ""
+        self.upload_endpoint: str | None = None
+        self.control = ""
+        self.spawned: process.Spawned | None = None
+        self.leaks: list[str] = []
+        self._shim: ThreadingHTTPServer | None = None
+        self._record = _Record(self.upstream_entries)
+
+    def start(self) -> None:
+        found = command_of(self.adapter)
+        if isinstance(found, str):
+            raise ServerStartError("ServerSpawn", found)
+        argv, env = found
+        env[EVENT_TOKEN_ENV] = self.token
+        env[UPLOAD_TOKEN_ENV] = self.upload_token
+        command = [*argv, "server", str(self.ctx.schema_dir(self.adapter))]
+        command.append(self.principal)
+        try:
+            self.spawned = self.ctx.registry.spawn(
+                command,
+                cwd=self.adapter.directory,
+                owner=self.owner,
+                adapter=self.adapter.name,
+                label="server",
+                log_path=self.log,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+        except OSError as exc:
+            raise ServerStartError(
+                "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
+            ) from None
+        except process.RunCancelled as exc:
+            raise ServerStartError("Cancelled", str(exc)) from None
+        line = self._first_line(self.ctx.timeouts.startup)
+        try:
+            announced = loads(line, origin="the receiver's first stdout line")
+        except JsonError as exc:
+            raise ServerStartError("ReadinessMalformed", str(exc)) from None
+        endpoint = announced.get("endpoint") if isinstance(announced, dict) else None
+        parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+        if parts is None or parts.scheme != "http" or parts.hostname != "127.0.0.1":
+            raise ServerStartError(
+                "ReadinessMalformed",
+                f'the receiver must print {{"endpoint": "http://127.0.0.1:PORT"}} first, '
+                f"printed {line[:200]!r} ({SOURCE})",
+            )
+        self.base = str(endpoint).rstrip("/")
+        self.endpoint = self.base + "/hooks/intercept"
+        self.upload_endpoint = self.base + "/upload"
+        self._serve_control()
+
+    def _first_line(self, timeout: float) -> str:
+        assert self.spawned is not None and self.spawned.popen.stdout is not None
+        stream = self.spawned.popen.stdout
+        deadline = time.monotonic() + timeout
+        data = b""
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([stream], [], [], max(left, 0.0))
+            if not ready:
+                raise ServerStartError(
+                    "StartupTimeout", f"the receiver printed no endpoint line in {timeout:.0f}s"
+                )
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                raise ServerStartError(
+                    "ServerExit",
+                    f"the receiver {self.exit_description()} before it printed its endpoint"
+                    f"{self._log_tail()}",
+                )
+            data += chunk
+        first, _, rest = data.partition(b"\n")
+        log = self.log
+
+        def drain() -> None:  # anything more it prints goes to its log
+            with log.open("ab") as out:
+                out.write(rest)
+                for more in iter(lambda: os.read(stream.fileno(), 65536), b""):
+                    out.write(more)
+
+        threading.Thread(target=drain, daemon=True).start()
+        return first.decode("utf-8", errors="replace")
+
+    def _log_tail(self) -> str:
+        if not self.log.exists():
+            return ""
+        text = self.ctx.redactor(self.log.read_text(encoding="utf-8", errors="replace"))
+        tail = [line for line in text.splitlines() if line.strip()][-5:]
+        return ("; its log ends: " + " | ".join(tail)) if tail else ""
+
+    def upstream_entries(self) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """The receiver's own record (`POST /receipts`, the event token), as entries of
+        our elicitation receipts: `{kind: elicitation, eventId, type, summary}`."""
+        headers = {"Authorization": "Bearer " + self.token}
+        try:
+            status, body = _post(self.base + "/receipts", b"", headers, 10.0)
+        except (OSError, http.client.HTTPException) as exc:
+            return None, f"POST /receipts: {exc}"
+        if status != 200:
+            return None, f"POST /receipts answered {status}"
+        try:
+            listed = loads(body, origin="POST /receipts")
+        except JsonError as exc:
+            return None, str(exc)
+        if not isinstance(listed, list):
+            return None, "POST /receipts must answer a list of {message, bytes, summary}"
+        entries: list[dict[str, Any]] = []
+        for index, item in enumerate(listed):
+            message = item.get("message") if isinstance(item, dict) else None
+            params = message.get("params") if isinstance(message, dict) else None
+            event = params.get("event") if isinstance(params, dict) else None
+            if not isinstance(event, dict) or "summary" not in item:
+                return None, f"POST /receipts entry {index} is not {{message, bytes, summary}}"
+            entries.append(
+                {
+                    "kind": "elicitation",
+                    "eventId": event.get("id"),
+                    "type": event.get("type"),
+                    "summary": item["summary"],
+                }
+            )
+        return entries, None
+
+    def _serve_control(self) -> None:
+        record = self._record
+
+        class Control(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def _answer(self, status: int, value: Any) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/health":
+                    self._answer(200, {"ready": True})
+                elif self.path == "/receipts":
+                    entries, problem = record.receipts()
+                    if entries is None:
+                        self._answer(502, {"error": problem})
+                        return
+                    with record.lock:
+                        marks = list(record.marks)
+                    merged: list[Any] = []
+                    for position, entry in enumerate([*entries, None]):
+                        merged += [mark for at, mark in marks if at == position]
+                        if entry is not None:
+                            merged.append(entry)
+                    self._answer(200, {"entries": merged})
+                else:
+                    self._answer(404, {"error": "unknown"})
+
+            def do_POST(self) -> None:
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if 0 < size <= 65536 else b"{}"
+                if self.path == "/mark":
+                    try:
+                        mark = json.loads(body)
+                    except ValueError:
+                        self._answer(400, {"error": "not JSON"})
+                        return
+                    entries, problem = record.receipts()
+                    if entries is None:
+                        self._answer(502, {"error": problem})
+                        return
+                    entry = {k: mark.get(k) for k in ("kind", "id", "scenario")}
+                    with record.lock:
+                        record.marks.append((len(entries), entry))
+                    self._answer(200, {"ok": True})
+                elif self.path == "/shutdown":
+                    self._answer(200, {"shutdown": True})
+                else:
+                    self._answer(404, {"error": "unknown"})
+
+        self._shim = ThreadingHTTPServer(("127.0.0.1", 0), Control)
+        self._shim.daemon_threads = True
+        threading.Thread(target=self._shim.serve_forever, daemon=True).start()
+        self.control = f"http://127.0.0.1:{self._shim.server_address[1]}"
+
+    def entries(self, schema: str = "") -> tuple[list[Any] | None, list[CombinationError]]:
+        try:
+            answer = call(self.control, "GET", "/receipts")
+        except ControlError as exc:
+            return None, [CombinationError("receipts", "ReceiptsUnavailable", str(exc))]
+        return answer["entries"], []
+
+    def exit_description(self) -> str | None:
+        if self.spawned is None:
+            return "never started"
+        code = self.spawned.popen.poll()
+        return None if code is None else process.describe_exit(code)
+
+    def stop(self) -> None:
+        if self._shim is not None:
+            self._shim.shutdown()
+            self._shim.server_close()
+        if self.spawned is not None:  # upstream: terminate, 5 s, kill
+            if self.spawned.popen.poll() is None:
+                self.spawned.popen.terminate()
+                with contextlib.suppress(process.WatchdogExpired):
+                    process.wait_exit(self.spawned, 5.0)
+            if self.spawned.popen.stdout is not None:
+                self.spawned.popen.stdout.close()
+            self.spawned.close()
+        main = self.spawned.pid if self.spawned is not None else -1
+        killed = process.kill_owner(self.owner)
+        self.leaks = [f"{name} (pid {pid})" for pid, name in sorted(killed.items()) if pid != main]
+        self.ctx.registry.owner_exit(self.owner)
+
+
+def start_server(
+    ctx: RunContext,
+    server: Adapter,
+    scenario_set: ElicitationSet,
+    auth: str,
+    server_file: Path,
+    upload_token: str,
+) -> Server | V1Receiver:
+    """Our server (lifecycleServer, suite elicitation) or a v1 receiver, started. A v1
+    receiver is told the file's `authenticatedSource` as the sender's identity (its
+    `authenticated:<sender>` argument), which ours read from the file."""
+    if is_v1(server):
+        principal = scenario_set.document["authenticatedSource"]
+        receiver = V1Receiver(ctx, server, principal, ctx.trust.bearer_token, upload_token)
+        try:
+            receiver.start()
+        except ServerStartError:
+            receiver.stop()
+            raise
+        return receiver
+    ours = Server(
+        ctx,
+        server,
+        "http",
+        auth,
+        server_file,
+        command_key="lifecycleServer",
+        extra={"suite": "elicitation", "uploadAuth": {"token": upload_token}},
+    )
+    ours.start()
+    if ours.upload_endpoint is None:
+        ours.stop()
+        raise ServerStartError("ReadinessMalformed", "an elicitation server needs uploadEndpoint")
+    return ours
+
+
+@dataclass
+class SenderRun:
+    """What a v1 sender did for a set: a report in the shape of our clients'."""
+
+    report: dict[str, Any]
+    errors: list[CombinationError] = field(default_factory=list)
+
+
+def _bind(value: Any, refs: dict[str, str]) -> Any:
+    """Our contract's rebinding (docs/ELICITATION.md `send`): every `items[].body.ref`
+    equal to a bound alias becomes the receiver's ref; upstream's driver rebinds
+    before each intercept the same way."""
+    if isinstance(value, dict):
+        out = {k: _bind(v, refs) for k, v in value.items()}
+        body = out.get("body")
+        if isinstance(body, dict) and isinstance(body.get("ref"), str) and body["ref"] in refs:
+            out["body"] = {**body, "ref": refs[body["ref"]]}
+        return out
+    if isinstance(value, list):
+        return [_bind(v, refs) for v in value]
+    return value
+
+
+def run_sender(
+    ctx: RunContext,
+    client: Adapter,
+    server: Server | V1Receiver,
+    rows: list[ElicitationRow],
+    auth: str,
+    upload_token: str,
+    stranger: str,
+    set_name: str,
+) -> SenderRun:
+    """Each wire row's steps through the v1 sender, one process per step, after its
+    row-start mark; what each step answered, reported as our client would."""
+    found = command_of(client)
+    if isinstance(found, str):
+        return SenderRun({}, [CombinationError(f"client[{set_name}]", "ClientSpawn", found)])
+    argv, env = found
+    home = ctx.unique(f"elicitation-v1-sender-{client.name}")
+    log = home / "client.log"
+    token = ctx.trust.bearer_token if auth == "bearer" else ""
+    credentials = {"upload": upload_token, "unauthorized": stranger, "none": ""}
+    upload_base = (server.upload_endpoint or "").removesuffix("/upload")
+    results: list[dict[str, Any]] = []
+    for row in rows:
+        try:
+            call(
+                server.control,
+                "POST",
+                "/mark",
+                {"scenario": row.id, "kind": "row-start", "id": row.id},
+            )
+        except ControlError as exc:
+            results.append({"id": row.id, "status": "failed", "error": f"POST /mark: {exc}"})
+            continue
+        refs: dict[str, str] = {}
+        steps: list[dict[str, Any]] = []
+        failure: str | None = None
+        for index, step in enumerate(row.steps):
+            if step["op"] == "upload":
+                raw = base64.b64decode(step["bodyBase64"])
+                digest = step.get("sha256") or _sha256(raw)
+                plan_step = {
+                    "path": "/upload",
+                    "bytes": step["bodyBase64"],
+                    "headers": {
+                        "Content-Type": "application/octet-stream",
+                        "AHP-Content-SHA256": digest,
+                    },
+                }
+                plan = {
+                    "endpoint": upload_base,
+                    "token": token,
+                    "uploadToken": credentials[step["credential"]],
+                    "steps": [plan_step],
+                }
+            else:
+                message = _bind(step["message"], refs)
+                plan_step = {
+                    "path": "/hooks/intercept",
+                    "bytes": base64.b64encode(json.dumps(message).encode()).decode(),
+                    "headers": {"Content-Type": "application/json"},
+                }
+                plan = {
+                    "endpoint": server.endpoint.rstrip("/").removesuffix("/hooks/intercept"),
+                    "token": token,
+                    "uploadToken": upload_token,
+                    "steps": [plan_step],
+                }
+            answered, problem = _one_step(ctx, client, argv, env, plan, home, log)
+            if problem is not None:
+                failure = f"step {index} ({step['op']}): {problem}"
+                break
+            assert answered is not None
+            status, text = answered
+            if step["op"] == "upload":
+                ref = None
+                if status == 201:
+                    try:
+                        ref = json.loads(text).get("ref")
+                    except (ValueError, AttributeError):
+                        ref = None
+                    if isinstance(ref, str):
+                        refs[step["alias"]] = ref
+                steps.append({"op": "upload", "status": status, "ref": ref})
+            else:
+                try:
+                    parsed = json.loads(text) if text else None
+                except ValueError:
+                    parsed = None
+                error = parsed.get("error") if isinstance(parsed, dict) else None
+                code = error.get("code") if isinstance(error, dict) else None
+                steps.append(
+                    {
+                        "op": "send",
+                        "outcome": "accepted" if status == 200 else "rejected",
+                        "status": status,
+                        "error": code if isinstance(code, int) else None,
+                        "response": parsed if status == 200 else None,
+                    }
+                )
+        if failure is not None:
+            results.append({"id": row.id, "status": "failed", "error": failure})
+        else:
+            results.append({"id": row.id, "status": "completed", "actual": {"steps": steps}})
+    ctx.keep_log(log, f"client-{client.name}-{set_name}.log")
+    return SenderRun({"language": client.language, "results": results})
+
+
+def _sha256(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _one_step(
+    ctx: RunContext,
+    client: Adapter,
+    argv: list[str],
+    env: dict[str, str],
+    plan: dict[str, Any],
+    home: Path,
+    log: Path,
+) -> tuple[tuple[int, str] | None, str | None]:
+    """One `client` process over a one-step plan: ((status, body), None) or (None, why)."""
+    plan_file = home / f"plan-{secrets.token_hex(4)}.json"
+    plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    out_file = plan_file.with_suffix(".out")
+    owner = f"client:{home.name}"
+    with plan_file.open("rb") as stdin, out_file.open("wb") as stdout:
+        try:
+            spawned = ctx.registry.spawn(
+                [*argv, "client"],
+                cwd=client.directory,
+                owner=owner,
+                adapter=client.name,
+                label="client",
+                log_path=log,
+                stdin=stdin,
+                stdout=stdout,
+                env=env,
+            )
+        except OSError as exc:
+            return None, process.spawn_failure("client", [*argv, "client"], client, exc)
+        except process.RunCancelled as exc:
+            return None, str(exc)
+    try:
+        code = process.wait_exit(spawned, STEP_TIMEOUT)
+    except process.WatchdogExpired:
+        process.kill_owner(owner)
+        return None, f"the sender did not finish in {STEP_TIMEOUT:.0f}s"
+    finally:
+        spawned.close()
+        process.kill_owner(owner)
+        ctx.registry.owner_exit(owner)
+    plan_file.unlink()
+    text = out_file.read_text(encoding="utf-8", errors="replace")
+    if code != 0:
+        return None, f"the sender {process.describe_exit(code)}{_tail(ctx, log)}"
+    try:
+        answered = json.loads(text)
+        status, body = answered[0]["status"], answered[0]["body"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None, f"the sender printed {text[:200]!r}, not [{{status, body}}]"
+    if not isinstance(status, int) or not isinstance(body, str):
+        return None, f"the sender printed {text[:200]!r}, not [{{status, body}}]"
+    return (status, body), None
+
+
+def _tail(ctx: RunContext, log: Path) -> str:
+    if not log.exists():
+        return ""
+    text = ctx.redactor(log.read_text(encoding="utf-8", errors="replace"))
+    tail = [line for line in text.splitlines() if line.strip()][-3:]
+    return ("; its log ends: " + " | ".join(tail)) if tail else ""
+
+
+def unsupported_rows(
+    outcome: Outcome, set_name: str, rows: list[tuple[ElicitationRow, str]]
+) -> None:
+    outcome.rows += [
+        RowVerdict(set_name, row.id, Status.UNSUPPORTED, row.expected, error=reason)
+        for row, reason in rows
+    ]
