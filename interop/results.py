@@ -196,7 +196,9 @@ ERRORS: dict[str, ErrorKind] = _kinds(
     ),
     (
         "UploadMismatch",
-        "Upload receipts do not match the upload steps (count, status, declared size or hash).",
+        "An upload step has no receipt declaring its size and sha256, or its receipt has "
+        "another status, or a receipt declares what no step does (the row's; outside every "
+        "upload row, the combination's).",
         "Upload each step's bytes once, declaring the step's size and sha256.",
     ),
     (

@@ -8,6 +8,7 @@ test then breaks one rule and expects that rule's error class.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -114,15 +115,17 @@ def test_an_altered_request_and_an_invalid_one_are_named() -> None:
     assert "ReceivedInvalid" in judge(scenario, entries)[1]
 
 
-def upload_then_observe() -> tuple[LifecycleScenario, list[Any]]:
-    s = BY_ID["changed-body-new-reference"]
+def upload_then_observe(
+    s: LifecycleScenario = BY_ID["changed-body-new-reference"],
+    ref: str = "urn:uuid:00000000-0000-4000-8000-000000000001",
+) -> tuple[LifecycleScenario, list[Any]]:
     rid = s.request_id("a")
     step = s.steps[0]
     observe = next(x for x in s.steps if x["op"] == "observe")
     event = copy.deepcopy(s.raw["requests"]["a"]["params"]["event"])
     event["tool"]["input"] = s.expected["states"][rid]["input"]
     event["items"] = copy.deepcopy(observe["items"])
-    event["items"][0]["body"]["ref"] = "urn:uuid:00000000-0000-4000-8000-000000000001"
+    event["items"][0]["body"]["ref"] = ref
     message = {
         "jsonrpc": "2.0",
         "method": "hooks/observe",
@@ -131,7 +134,7 @@ def upload_then_observe() -> tuple[LifecycleScenario, list[Any]]:
     return s, [
         {
             "kind": "upload",
-            "ref": "urn:uuid:00000000-0000-4000-8000-000000000001",
+            "ref": ref,
             "status": 201,
             "size": step["size"],
             "sha256": step["sha256"],
@@ -156,6 +159,188 @@ def test_uploads_and_observations() -> None:
     other = copy.deepcopy(entries)
     other[5]["event"]["tool"]["input"] = {"value": "original"}
     assert "ObservationMismatch" in judge(scenario, other)[1]
+
+
+def judge_rows(
+    scenarios: list[LifecycleScenario], entries: list[Any], content_uploads: Any = ()
+) -> tuple[dict[str, tuple[str, str | None, Any]], list[Any]]:
+    """Rows run in the given order by one client whose report says what each row
+    expects: the receipts alone decide. Each row's (status, error, classes), and the
+    combination errors."""
+    report = {
+        "language": "x",
+        "results": [{"id": s.id, "status": "completed", "actual": s.expected} for s in scenarios],
+        "contentUploads": list(content_uploads),
+    }
+    rows, errors = verify_set(
+        "set",
+        scenarios,
+        report=report,
+        entries=entries,
+        client_exit=0,
+        language="x",
+        blind=True,
+        stage="test",
+        prior_errors=[],
+    )
+    verdicts = {r.id: (str(r.status), r.error, r.diagnostics.get("classes", [])) for r in rows}
+    return verdicts, errors
+
+
+# upload-integrity-rejection's three steps as the server records them (declared size and
+# sha256 from the scenario file, statuses as the vector expects), written out by hand
+BAD_SIZE = {
+    "kind": "upload",
+    "status": 400,
+    "size": 99,
+    "sha256": "230d8358dc8e8890b4c58deeb62912ee2f20357ae92a5cc861b98e68fe31acb5",
+}
+BAD_HASH = {"kind": "upload", "status": 400, "size": 4, "sha256": "0" * 64}
+UNAUTHORIZED = {
+    "kind": "upload",
+    "status": 401,
+    "size": 6,
+    "sha256": "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b",
+}
+# changed-body-new-reference's one step (9 bytes "new bytes"), refused
+CHANGED_REFUSED = {
+    "kind": "upload",
+    "status": 400,
+    "size": 9,
+    "sha256": "11e2defd59f47c7f2aac84d6a5d6747e98e785afffb72c8bb7b05ec74e1d663c",
+}
+
+
+def test_upload_rows_pass_together_when_each_is_honest() -> None:
+    changed, changed_entries = upload_then_observe()
+    rejection = BY_ID["upload-integrity-rejection"]
+    verdicts, errors = judge_rows(
+        [rejection, changed], [BAD_SIZE, BAD_HASH, UNAUTHORIZED, *changed_entries]
+    )
+    assert errors == []
+    assert verdicts == {
+        "upload-integrity-rejection": ("passed", None, []),
+        "changed-body-new-reference": ("passed", None, []),
+    }
+
+
+def test_a_missing_upload_fails_its_row_alone() -> None:
+    """The earlier row's first upload never reached the server (a client that refuses a
+    wrong declaration itself): counting would hand the later row's receipt to the
+    earlier row and leave the later row without one."""
+    changed, changed_entries = upload_then_observe()
+    rejection = BY_ID["upload-integrity-rejection"]
+    verdicts, errors = judge_rows([rejection, changed], [BAD_HASH, UNAUTHORIZED, *changed_entries])
+    assert errors == []
+    assert verdicts["changed-body-new-reference"] == ("passed", None, [])
+    status, error, classes = verdicts["upload-integrity-rejection"]
+    assert status == "failed" and classes == ["UploadMismatch"]
+    assert error == (
+        "UploadMismatch: upload-integrity-rejection: upload 1 (bad-size) declaring size 99, "
+        "sha256 230d8358dc8e8890..., status 400: no upload receipt; "
+        "no other upload receipt in this row"
+    )
+
+
+def test_a_refused_upload_and_its_retry_fail_their_row_alone() -> None:
+    """A server that refuses every upload with 400 (the upstream python-sdk's): the
+    earlier row's step is refused and the client's contentSources upload of the same
+    bytes is refused again before the observation it would have served, which then
+    never goes out. The later row, whose uploads are all meant to be refused, passes."""
+    changed = BY_ID["changed-body-new-reference"]
+    rid = "changed-body-new-reference:a"
+    rejection = BY_ID["upload-integrity-rejection"]
+    entries = [
+        CHANGED_REFUSED,
+        received(changed, "a"),
+        {"kind": "replied", "id": rid},
+        mark(changed, "acquired", rid),
+        mark(changed, "accepted", rid),
+        CHANGED_REFUSED,  # the contentSources upload before the observation
+        BAD_SIZE,
+        BAD_HASH,
+        UNAUTHORIZED,
+    ]
+    verdicts, errors = judge_rows([changed, rejection], copy.deepcopy(entries))
+    assert errors == []
+    assert verdicts["upload-integrity-rejection"] == ("passed", None, [])
+    status, error, classes = verdicts["changed-body-new-reference"]
+    assert status == "failed"
+    assert "UploadMismatch" in classes and "ObservationMismatch" in classes
+    assert error is not None and error.startswith(
+        "UploadMismatch: changed-body-new-reference: upload 1 (changed-new-ref) declaring "
+        "size 9, sha256 11e2defd59f47c7f..., status 201: recorded status 400 declaring "
+        "size 9, sha256 11e2defd59f47c7f..."
+    )
+
+
+def test_an_extra_upload_fails_its_row_alone() -> None:
+    changed, changed_entries = upload_then_observe()
+    rejection = BY_ID["upload-integrity-rejection"]
+    retried = [BAD_SIZE, BAD_HASH, BAD_HASH, UNAUTHORIZED, *changed_entries]
+    verdicts, errors = judge_rows([rejection, changed], copy.deepcopy(retried))
+    assert errors == []
+    assert verdicts["changed-body-new-reference"] == ("passed", None, [])
+    status, error, classes = verdicts["upload-integrity-rejection"]
+    assert status == "failed" and classes == ["UploadMismatch"]
+    assert error == (
+        "UploadMismatch: upload-integrity-rejection: an upload receipt no upload step of the "
+        "row declares: recorded status 400 declaring size 4, sha256 0000000000000000..."
+    )
+
+
+def _renamed(scenario: LifecycleScenario, new_id: str) -> LifecycleScenario:
+    """`scenario` under another id (its requests' and events' ids too)."""
+    text = json.dumps(scenario.raw).replace(scenario.id, new_id)
+    return LifecycleScenario(new_id, json.loads(text))
+
+
+def test_identical_bytes_in_two_rows_go_to_the_row_that_ran_the_upload() -> None:
+    """Two rows upload the same bytes; the earlier row's upload is missing. The one
+    receipt was recorded after the earlier row's own receipts, so it is the later row's."""
+    base = BY_ID["changed-body-new-reference"]
+    first, second = _renamed(base, "lc-unit-first"), _renamed(base, "lc-unit-second")
+    _, first_entries = upload_then_observe(first, "changed-new-ref")
+    _, second_entries = upload_then_observe(second)
+    verdicts, errors = judge_rows([first, second], [*first_entries[1:], *second_entries])
+    assert errors == []
+    assert verdicts["lc-unit-second"] == ("passed", None, [])
+    status, error, classes = verdicts["lc-unit-first"]
+    assert status == "failed" and "UploadMismatch" in classes
+    assert error is not None and error.startswith(
+        "UploadMismatch: lc-unit-first: upload 1 (changed-new-ref) declaring size 9, "
+        "sha256 11e2defd59f47c7f..., status 201: no upload receipt"
+    )
+
+
+def test_a_delivered_content_source_is_no_extra_and_an_unexplained_upload_is_named() -> None:
+    changed, changed_entries = upload_then_observe()
+    delivery = {
+        "kind": "upload",
+        "ref": "urn:uuid:00000000-0000-4000-8000-0000000000aa",
+        "status": 201,
+        "size": 3,
+        "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    }
+    content = [
+        {
+            "sourceRef": "abc",
+            "descriptor": {k: delivery[k] for k in ("ref", "size", "sha256")},
+            "method": "hooks/observe",
+            "eventId": "changed-body-new-reference:a",
+        }
+    ]
+    entries = [*changed_entries[:-1], delivery, changed_entries[-1]]
+    verdicts, errors = judge_rows([changed], copy.deepcopy(entries), content)
+    assert errors == [] and verdicts["changed-body-new-reference"] == ("passed", None, [])
+    # unreported, the same receipt is the row's extra
+    verdicts, errors = judge_rows([changed], copy.deepcopy(entries))
+    assert errors == [] and verdicts["changed-body-new-reference"][2] == ["UploadMismatch"]
+    # in a run whose rows upload nothing, no row accounts for it: the combination fails
+    cancel, cancel_entries = cancel_before_reply()
+    verdicts, errors = judge_rows([cancel], [*cancel_entries, delivery])
+    assert [e.error_class for e in errors] == ["UploadMismatch"]
+    assert "status 201 declaring size 3" in errors[0].message
 
 
 def chain_deny() -> tuple[LifecycleScenario, list[Any]]:

@@ -3,9 +3,11 @@
 Input: one set's scenarios (those of the combination's transport), the
 client's report, the server's receipt entries in the order recorded, and the
 client's exit status. The client ran the scenarios in file order against one
-server, so entries without a scenario (uploads, emitted frames) are assigned
-to scenarios in that order. Each rule that fails names its error class
-(docs/errors.md); a row passes only when no rule fails.
+server. Upload entries carry no scenario: each upload step owns the receipt
+that declares its size and sha256, matched in file order (`attribute_uploads`),
+so a row's missing or extra uploads fail that row alone. Emitted frames are
+assigned to scenarios in file order. Each rule that fails names its error
+class (docs/errors.md); a row passes only when no rule fails.
 """
 
 from __future__ import annotations
@@ -107,6 +109,203 @@ def check_entries(entries: Any, stage: str) -> tuple[list[dict[str, Any]], list[
     return good, errors
 
 
+# ---------------------------------------------------------------- uploads
+
+Positioned = tuple[int, dict[str, Any]]  # (position in the log, entry)
+
+
+@dataclass
+class RowUploads:
+    """One row's upload receipts: each upload step with the receipt that declares its
+    size and sha256 (None: no receipt does), and the receipts of the row's span that
+    no upload step of any row declares (`extra`)."""
+
+    steps: list[tuple[Upload, Positioned | None]] = field(default_factory=list)
+    extra: list[Positioned] = field(default_factory=list)
+
+    def entries(self) -> list[Positioned]:
+        """Every receipt attributed to the row, in log order."""
+        return sorted([found for _, found in self.steps if found is not None] + self.extra)
+
+
+def _declared(size: Any, sha256: Any) -> str:
+    return f"size {size}, sha256 {str(sha256)[:16]}..."
+
+
+def _recorded(entry: dict[str, Any]) -> str:
+    declared = _declared(entry.get("size"), entry.get("sha256"))
+    return f"status {entry.get('status')} declaring {declared}"
+
+
+def _fit(row: RowUploads, entry: dict[str, Any]) -> tuple[bool, bool, bool]:
+    """How well a receipt no step declares fits a row: a missing step of the same size
+    or hash, any step of the same size or hash, any missing step."""
+    near = [
+        strict_equal(step.size, entry.get("size")) or strict_equal(step.sha256, entry.get("sha256"))
+        for step, _ in row.steps
+    ]
+    missing = [found is None for _, found in row.steps]
+    return any(a and b for a, b in zip(near, missing, strict=True)), any(near), any(missing)
+
+
+def _anchors(scenario: LifecycleScenario, log: Entries) -> list[int]:
+    """Positions of the receipts the row's client run itself caused while the row ran:
+    its marks, its requests' receipts, its events' observations (never a reply, which a
+    server may still be holding when the next row starts)."""
+    requests = scenario.raw["requests"].values()
+    pairs = [("scenario", scenario.id)]
+    pairs += [("id", r["id"]) for r in requests]
+    pairs += [("eventId", r["params"]["event"]["id"]) for r in requests]
+    return [
+        i
+        for i in log.naming_any(*pairs)
+        if log.all[i]["kind"] not in ("replied", "upload", "emitted")
+    ]
+
+
+def _windows(anchors: list[list[int]]) -> list[tuple[float, float]]:
+    """Per row, the open interval of positions its receipts can hold: after every
+    anchor of an earlier row, before every anchor of a later one (rows run in file order)."""
+    lows: list[float] = []
+    low: float = -1
+    for found in anchors:
+        lows.append(low)
+        low = max([low, *found])
+    highs: list[float] = []
+    high: float = float("inf")
+    for found in reversed(anchors):
+        highs.append(high)
+        high = min([high, *found])
+    return list(zip(lows, reversed(highs), strict=True))
+
+
+QUIET = ("upload", "wait", "release")  # step ops that leave no receipt of the row's own
+
+
+def _step_window(
+    scenario: LifecycleScenario, step: Upload, row: tuple[float, float], own: list[int]
+) -> tuple[float, float]:
+    """Where one upload step's receipt can lie: in its row's window, and before the row's
+    own receipts when no step before it leaves one (after them when none after it does)."""
+    low, high = row
+    ops = [s["op"] for s in scenario.steps]
+    if own and all(op in QUIET for op in ops[: step.index]):
+        high = min(high, min(own))
+    if own and all(op in QUIET for op in ops[step.index + 1 :]):
+        low = max(low, max(own))
+    return low, high
+
+
+def _identifies(entry: dict[str, Any], step: Upload) -> bool:
+    return strict_equal(entry.get("size"), step.size) and strict_equal(
+        entry.get("sha256"), step.sha256
+    )
+
+
+def attribute_uploads(
+    scenarios: list[LifecycleScenario], log: Entries, content_uploads: Any
+) -> tuple[dict[str, RowUploads], list[Positioned]]:
+    """Each row's upload receipts, by what identifies them, never by counting.
+
+    An upload step owns a receipt that declares the step's size and sha256 (the
+    server records the declaration as sent); steps and receipts are paired in file
+    and log order, as many as can be (a longest common subsequence), ties going to
+    a receipt inside the step's window (after every earlier row's own receipts,
+    before every later row's, and before or after the row's own when the steps
+    put it there) and then to the earliest receipt. A receipt left
+    over is a contentUploads delivery when one names its ref (a 201); otherwise
+    it is an extra of the row with upload steps whose window holds it (one
+    with a missing step of the same size or hash first), else of no row. So one
+    row's missing, refused or extra upload never moves another row's receipts.
+    Returns the rows' uploads by id and the receipts no row accounts for."""
+    rows = [RowUploads([(step, None) for step in s.uploads()]) for s in scenarios]
+    anchors = [_anchors(s, log) for s in scenarios]
+    windows = _windows(anchors)
+    wanted = [(row, number) for row, s in enumerate(rows) for number in range(len(s.steps))]
+    within = [
+        _step_window(scenarios[row], rows[row].steps[number][0], windows[row], anchors[row])
+        for row, number in wanted
+    ]
+    recorded = log.uploads
+    n, m = len(wanted), len(recorded)
+    unit = n + 1  # a pairing outweighs every tie-break together
+
+    def weight(i: int, j: int) -> int | None:
+        row, number = wanted[i]
+        position, entry = recorded[j]
+        if not _identifies(entry, rows[row].steps[number][0]):
+            return None
+        low, high = within[i]
+        return unit + (1 if low < position < high else 0)
+
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: steps i.., receipts j..
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            score = max(best[i + 1][j], best[i][j + 1])
+            paired = weight(i, j)
+            if paired is not None:
+                score = max(score, paired + best[i + 1][j + 1])
+            best[i][j] = score
+    used: set[int] = set()
+    i = j = 0
+    while i < n and j < m:
+        paired = weight(i, j)
+        if paired is not None and paired + best[i + 1][j + 1] == best[i][j]:
+            row, number = wanted[i]
+            rows[row].steps[number] = (rows[row].steps[number][0], recorded[j])
+            used.add(j)
+            i, j = i + 1, j + 1
+        elif best[i][j + 1] == best[i][j]:
+            j += 1
+        else:
+            i += 1
+    delivered = [
+        c["descriptor"]
+        for c in (content_uploads if isinstance(content_uploads, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("descriptor"), dict)
+    ]
+    left: list[Positioned] = []
+    for j, (position, entry) in enumerate(recorded):
+        if j in used:
+            continue
+        descriptor = next(
+            (
+                d
+                for d in delivered
+                if entry["status"] == 201
+                and isinstance(entry.get("ref"), str)
+                and strict_equal(d.get("ref"), entry.get("ref"))
+                and strict_equal(d.get("size"), entry.get("size"))
+                and strict_equal(d.get("sha256"), entry.get("sha256"))
+            ),
+            None,
+        )
+        if descriptor is not None:
+            delivered.remove(descriptor)
+        else:
+            left.append((position, entry))
+    # windows again, now that each row's own uploads bound it too
+    windows = _windows(
+        [
+            found + [f[0] for _, f in row.steps if f is not None]
+            for found, row in zip(anchors, rows, strict=True)
+        ]
+    )
+    unaccounted: list[Positioned] = []
+    for position, entry in left:
+        candidates = [
+            number
+            for number, (low, high) in enumerate(windows)
+            if rows[number].steps and low < position < high
+        ]
+        if candidates:  # the best fit; among equals the latest row (uploads lead a row)
+            chosen = max(candidates, key=lambda number: (*_fit(rows[number], entry), number))
+            rows[chosen].extra.append((position, entry))
+        else:
+            unaccounted.append((position, entry))
+    return {s.id: row for s, row in zip(scenarios, rows, strict=True)}, unaccounted
+
+
 # ---------------------------------------------------------------- step scenarios
 
 
@@ -201,7 +400,7 @@ def expected_observation(
 def verify_steps(
     scenario: LifecycleScenario,
     entries: Entries,
-    uploads: list[tuple[int, dict[str, Any]]],
+    uploads: RowUploads,
     emitted: list[tuple[int, dict[str, Any]]],
 ) -> list[Problem]:
     """Every ordering and payload rule of one step scenario."""
@@ -210,38 +409,49 @@ def verify_steps(
     expected = scenario.expected
     plan = walk(scenario)
     ids = {scenario.request_id(k) for k in scenario.requests}
-    # Uploads: one receipt per step, in order, with the status expected and what was declared.
-    steps: list[Upload] = scenario.uploads()
+    # Uploads: each step's own receipt (the one declaring its size and sha256, see
+    # attribute_uploads) with the status expected; a receipt of this row no step declares.
     refs: dict[str, str] = {}
     shas: dict[str, str] = {}
     statuses = expected["uploadStatuses"]
-    if len(uploads) != len(steps):
-        problems.append(
-            ("UploadMismatch", f"{len(steps)} upload steps, {len(uploads)} upload receipts")
-        )
-    for number, (step, (_, entry)) in enumerate(zip(steps, uploads, strict=False)):
+    for number, (step, owned) in enumerate(uploads.steps):
         want = statuses[number] if number < len(statuses) else None
-        if entry["status"] != want or entry["size"] != step.size or entry["sha256"] != step.sha256:
-            problems.append(
-                (
-                    "UploadMismatch",
-                    f"upload {number + 1} ({step.alias}): receipt "
-                    f"{_short({k: entry.get(k) for k in ('status', 'size', 'sha256')})}, the step "
-                    f"declares size {step.size}, sha256 {step.sha256[:12]}..., status {want}",
-                )
+        step_named = (
+            f"{sid}: upload {number + 1} ({step.alias}) declaring "
+            f"{_declared(step.size, step.sha256)}, status {want}"
+        )
+        if owned is None:
+            recorded = (
+                "recorded in this row instead: "
+                + ", ".join(_recorded(entry) for _, entry in uploads.extra)
+                if uploads.extra
+                else "no other upload receipt in this row"
             )
+            problems.append(("UploadMismatch", f"{step_named}: no upload receipt; {recorded}"))
+            continue
+        entry = owned[1]
+        if entry["status"] != want:
+            problems.append(("UploadMismatch", f"{step_named}: recorded {_recorded(entry)}"))
         if entry["status"] == 201:
             ref = entry.get("ref")
             if not isinstance(ref, str) or not ref:
-                problems.append(("UploadMismatch", f"upload {number + 1}: a 201 without a ref"))
+                problems.append(("UploadMismatch", f"{step_named}: a 201 without a ref"))
                 continue
             actual_sha = hashlib.sha256(step.body).hexdigest()
             if ref in shas and shas[ref] != actual_sha:
                 problems.append(("RefReused", f"ref {ref} was given for two different bodies"))
             shas[ref] = actual_sha
             refs.setdefault(step.alias, ref)
+    for _, entry in uploads.extra:
+        problems.append(
+            (
+                "UploadMismatch",
+                f"{sid}: an upload receipt no upload step of the row declares: "
+                f"recorded {_recorded(entry)}",
+            )
+        )
     confirmed: dict[str, int] = {}  # receiver ref -> position of its first 201
-    for position, entry in uploads:
+    for position, entry in uploads.entries():
         ref = entry.get("ref")
         if entry["status"] == 201 and isinstance(ref, str):
             confirmed.setdefault(ref, position)
@@ -640,14 +850,13 @@ def verify_set(
     )
     errors += entry_errors
     log = Entries(good)
-    # Uploads and stray frames carry no scenario: assign them in file order.
-    upload_cursor = 0
+    # Uploads carry no scenario: each step owns the receipt that declares it.
+    content_uploads = report.get("contentUploads") if isinstance(report, dict) else None
+    uploads, unaccounted = attribute_uploads(scenarios, log, content_uploads)
+    # Stray frames carry no scenario either: assign them in file order.
     emit_cursor = 0
     rows: list[RowVerdict] = []
     for scenario in scenarios:
-        count = len(scenario.uploads())
-        uploads = log.uploads[upload_cursor : upload_cursor + count]
-        upload_cursor += count
         emits = sum(1 for s in scenario.steps if s["op"] == "emit")
         emitted = log.emitted[emit_cursor : emit_cursor + emits]
         emit_cursor += emits
@@ -669,17 +878,18 @@ def verify_set(
         problems += (
             verify_chain(scenario, log)
             if scenario.chain
-            else verify_steps(scenario, log, uploads, emitted)
+            else verify_steps(scenario, log, uploads[scenario.id], emitted)
         )
         conclude(row, problems)
-    bound = len(report.get("contentUploads", [])) if isinstance(report, dict) else 0
-    if len(log.uploads) > upload_cursor + bound:
+    if unaccounted:
         errors.append(
             CombinationError(
                 stage,
                 "UploadMismatch",
-                f"{len(log.uploads) - upload_cursor - bound} upload receipts that neither an "
-                "upload step nor a contentUploads entry accounts for",
+                f"{len(unaccounted)} upload receipt(s) that neither an upload step nor a "
+                "contentUploads entry accounts for, outside every row with upload steps: "
+                + ", ".join(f"entry {p}: {_recorded(e)}" for p, e in unaccounted[:3])
+                + (" ..." if len(unaccounted) > 3 else ""),
             )
         )
     return rows, errors
