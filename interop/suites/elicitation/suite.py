@@ -55,7 +55,8 @@ class ElicitationSuite:
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
         sides = (adapters[combination.client], adapters[combination.server])
         v1 = any(upstream.is_v1(a) for a in sides)
-        if v1 and (combination.transport, combination.auth) != ("http", "bearer"):
+        lacking = any(a.suites is not None and self.name not in a.suites for a in sides)
+        if v1 and not lacking and (combination.transport, combination.auth) != ("http", "bearer"):
             return upstream.WIRE_ONLY
         return stdio_auth_none(combination)
 

@@ -80,8 +80,8 @@ RECEIVER_NO_SCRIPT = (
 
 
 def is_v1(adapter: Adapter) -> bool:
-    """An SDK checkout on contract v1 (not ours: ours are blind)."""
-    return not adapter.blind
+    """An SDK checkout on contract v1: no extensions of ours (ours are blind)."""
+    return not adapter.blind and adapter.suites is None
 
 
 def command_of(adapter: Adapter) -> tuple[list[str], dict[str, str]] | str:
