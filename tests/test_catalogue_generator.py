@@ -150,7 +150,8 @@ def test_the_format(document: dict[str, Any], rows: list[dict[str, Any]]) -> Non
     assert list(document) == ["version", "suite", "description", "scenarios"]
     assert document["version"] == 1 and document["suite"] == "catalogue"
     for row in rows:
-        assert list(row) == ["id", "category", "steps", "expected", "requests", "responses"]
+        keys = ["id", "category", "steps", "expected", "requests", "responses"]
+        assert list(row) in (keys, [*keys, "reading"]), row["id"]
         assert row["category"] in ("execution", "lineage", "registration"), row["id"]
         assert list(row["expected"]) == ["sent", "registrations", "deliveries"], row["id"]
         assert row["requests"] == {} and row["responses"] == {}, row["id"]

@@ -330,3 +330,28 @@ def test_python_client_against_the_emulator_catalogue_server(tmp_path: Path) -> 
     probes = [r for r in rows_of(report, combination) if r["set"] == "catalogue-receiver-probes"]
     assert probes and all(r["status"] == "not-run" for r in probes)
     assert code == 1
+
+
+def test_a_lineage_reading_of_ours_is_not_held_against_a_v1_server(tmp_path: Path) -> None:
+    """Our catalogue rows whose verdict rests on a lineage reading beyond what the
+    spec says a receiver checks carry `reading`: with a contract v1 server they are
+    unsupported, naming it; our own servers are still held to them."""
+    ours = ROOT / "scenarios" / "catalogue.json"
+    reading, plain = "cat-lin-noop-file-equal", "cat-lin-redelivery"
+    assert "reading" in _rows(ours)[reading] and "reading" not in _rows(ours)[plain]
+    _, report = _matrix(
+        tmp_path,
+        "catalogue",
+        *("--clients", "python", "--servers", EMULATOR, "python"),
+        *("--transports", "stdio", "--auth", "none", "--scenarios", str(ours)),
+        *("--scenario", reading, "--scenario", plain),
+    )
+    by_server = {c["server"]: c for c in report["combinations"]}
+    emulated = {r["id"]: r for r in rows_of(report, by_server[EMULATOR])}
+    assert emulated[reading]["status"] == "unsupported"
+    assert "a file update whose before and after are equal is a no-op" in (
+        emulated[reading]["error"]
+    )
+    assert emulated[plain]["status"] == "passed", emulated[plain].get("error")
+    python = {r["id"]: r for r in rows_of(report, by_server["python"])}
+    assert python[reading]["status"] == python[plain]["status"] == "passed"

@@ -167,8 +167,35 @@ def turn_end(eid: str, *, parent: str | None = None, source: str = A) -> JSON:
     )
 
 
+# Rows whose verdict rests on a reading of ours beyond what the spec says a receiver
+# checks (task-workspace-lineage.md, "Lineage and actual changes": cycles including late
+# parents, source scope, a task's identity and operation under its known proposal,
+# explicit no-op task and workspace updates). Each is written into the row as
+# `reading`; a contract v1 server is not held to it (docs/CATALOGUE.md).
+WORKSPACE_KIND_IDENTITY = "a workspace event's kind is part of its identity (rule 1)"
+WORKSPACE_KIND_KEPT = "an actual workspace change keeps its proposal's kind (rule 3)"
+SAME_KIND = "an actual change is of its proposal's kind, task or workspace (rule 3)"
+EMPTY_UPDATE = "a task update whose change is empty is a no-op (rule 4)"
+FILE_NOOP = "a file update whose before and after are equal is a no-op (rule 4)"
+READINGS = {
+    "cat-lin-identity-other-workspace-kind": WORKSPACE_KIND_IDENTITY,
+    "cat-lin-workspace-actual-other-kind": WORKSPACE_KIND_KEPT,
+    "cat-lin-late-workspace-proposal": WORKSPACE_KIND_KEPT,
+    "cat-lin-task-actual-under-workspace-proposal": SAME_KIND,
+    "cat-lin-workspace-actual-under-task-proposal": SAME_KIND,
+    "cat-lin-late-proposal-wrong-kind": SAME_KIND,
+    "cat-lin-noop-task-empty-change": EMPTY_UPDATE,
+    "cat-lin-noop-file-equal": FILE_NOOP,
+    "cat-lin-noop-file-one-of-two": FILE_NOOP,
+    "cat-lin-noop-file-key-order": FILE_NOOP,
+}
+
+
 def L(tag: str, sid: str, steps: list[Any], *, sent: list[JSON], deliveries: list[JSON]) -> Row:
-    return row(tag, sid, "lineage", steps, sent=sent, deliveries=deliveries)
+    made = row(tag, sid, "lineage", steps, sent=sent, deliveries=deliveries)
+    if sid in READINGS:
+        made.scenario["reading"] = READINGS[sid]
+    return made
 
 
 # ---------------------------------------------------------------- rule 1: identity

@@ -81,6 +81,13 @@ class CatalogueScenario:
         return list(self.raw["expected"]["deliveries"])
 
     @property
+    def reading(self) -> str | None:
+        """A reading of ours beyond what the spec says a receiver checks, that the
+        row's verdict rests on (a contract v1 server is not held to it), or None."""
+        value = self.raw.get("reading")
+        return value if isinstance(value, str) else None
+
+    @property
     def extension(self) -> str | None:
         """The project extension the row needs, or None for a contract v1 row: a `notify`
         the client must refuse to send (its message is invalid) is ours; contract v1
@@ -144,6 +151,8 @@ def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenari
                 context.get("environment"), dict
             ):
                 raise ScenarioError(f"{at}: context needs interactive (bool) and environment")
+    if "reading" in raw and (not isinstance(raw["reading"], str) or not raw["reading"]):
+        raise ScenarioError(f"{where}: reading, when present, names the reading (a string)")
     expected = raw.get("expected")
     if not isinstance(expected, dict):
         raise ScenarioError(f"{where}: expected must be an object")
@@ -214,13 +223,12 @@ class CatalogueSet(MergeableSet):
     origins: dict[str, str] = field(default_factory=dict)  # row id -> set, when merged
 
     def write(self, path: Path, *, blind: bool) -> Path:
-        """The file an adapter gets: every row, without `expected` when blind."""
+        """The file an adapter gets: every row, without `expected` when blind, and
+        without `reading` (the harness's own note)."""
+        dropped = {"expected", "reading"} if blind else {"reading"}
 
         def rows() -> list[dict[str, Any]]:
-            return [
-                {k: v for k, v in s.raw.items() if not blind or k != "expected"}
-                for s in self.scenarios
-            ]
+            return [{k: v for k, v in s.raw.items() if k not in dropped} for s in self.scenarios]
 
         path.parent.mkdir(parents=True, exist_ok=True)
         return write_set_file(path, self.document, rows, owner=self, variant=(blind,))

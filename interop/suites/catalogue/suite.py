@@ -60,9 +60,22 @@ def _manifest_bound(
     return MANIFEST_M if ours and registers and not server.blind else None
 
 
+def _our_reading(row: CatalogueScenario, server: Adapter) -> str | None:
+    """A row whose verdict rests on a lineage reading of ours, judged against a contract
+    v1 server: unsupported, naming the reading."""
+    if row.reading is None or server.blind:
+        return None
+    return (
+        f"our lineage reading that {row.reading} (docs/CATALOGUE.md), beyond what the spec "
+        "says a receiver checks (task-workspace-lineage.md, 'Lineage and actual changes': "
+        "cycles, source scope, a task's identity and operation under its known proposal, "
+        "explicit no-op task and workspace updates)"
+    )
+
+
 def _needs(row: CatalogueScenario, *, scenario_set: CatalogueSet, server: Adapter) -> str | None:
     """The extension a row needs with a contract v1 adapter in the combination."""
-    return row.extension or _manifest_bound(row, scenario_set, server)
+    return row.extension or _manifest_bound(row, scenario_set, server) or _our_reading(row, server)
 
 
 def dependency_groups(rows: list[CatalogueScenario]) -> list[list[CatalogueScenario]]:
