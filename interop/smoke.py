@@ -17,9 +17,11 @@ cannot know (which it must call `unsupported`, never pass or fail).
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,7 @@ from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.core.scenarios import load_set
 from interop.suites.core.verify import verify_set
+from interop.suites.elicitation import upstream as elicitation_v1
 
 ROWS = (  # a few core rows: a decision, a rejection, a supplied result, an edit
     "tool.before.decision.no-effects-runs-tool",
@@ -482,6 +485,69 @@ def _client_checks(
         server.stop()
 
 
+def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> None:
+    """A contract v1 SDK's elicitation receiver, found by upstream's convention
+    (docs/ELICITATION.md, "With a contract v1 adapter"): it announces its endpoint,
+    serves its record to the event token, refuses another token, takes an upload."""
+    name = "the elicitation receiver (interop/elicitation.*) announces its endpoint"
+    if isinstance(elicitation_v1.command_of(adapter), str):
+        checks.skip(name, "the SDK has no elicitation adapter: that suite is unsupported for it")
+        return
+    token, upload_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    for secret in (token, upload_token):
+        ctx.redactor.add(secret)
+    receiver = elicitation_v1.V1Receiver(ctx, adapter, "authenticated:smoke", token, upload_token)
+    fix = (
+        'start with `server SCHEMA_DIR authenticated:SENDER` and print {"endpoint": '
+        '"http://127.0.0.1:PORT"} as the first stdout line (upstream elicitation_matrix.py)'
+    )
+    try:
+        receiver.start()
+    except ServerStartError as exc:
+        checks.add(name, str(exc), fix)
+        receiver.stop()
+        return
+    checks.add(name, None)
+    try:
+        bearer = {"Authorization": "Bearer " + token}
+        status, body = elicitation_v1.post(receiver.base + "/receipts", b"", bearer, 10.0)
+        listed = json.loads(body) if status == 200 else None
+        checks.add(
+            "POST /receipts with the event token answers 200 and a list",
+            None if isinstance(listed, list) else f"answered {status}: {body[:120]!r}",
+            "serve the accepted records as [{message, bytes, summary}] to AHP_ELICITATION_TOKEN",
+        )
+        stranger = {"Authorization": "Bearer " + secrets.token_urlsafe(12)}
+        status, _ = elicitation_v1.post(receiver.base + "/receipts", b"", stranger, 10.0)
+        checks.add(
+            "another token is refused 401",
+            None if status == 401 else f"answered {status}",
+            "answer 401 unless there is exactly one Authorization: Bearer of the right token",
+        )
+        raw = b"smoke upload"
+        headers = {
+            "Authorization": "Bearer " + upload_token,
+            "Content-Type": "application/octet-stream",
+            "AHP-Content-SHA256": hashlib.sha256(raw).hexdigest(),
+        }
+        status, body = elicitation_v1.post(receiver.base + "/upload", raw, headers, 10.0)
+        descriptor = json.loads(body) if status == 201 else None
+        checks.add(
+            "an upload with the upload token answers 201 {ref, size, sha256}",
+            None
+            if isinstance(descriptor, dict)
+            and descriptor.get("size") == len(raw)
+            and descriptor.get("sha256") == headers["AHP-Content-SHA256"]
+            and isinstance(descriptor.get("ref"), str)
+            else f"answered {status}: {body[:120]!r}",
+            "store the raw octets under AHP_ELICITATION_UPLOAD_TOKEN and answer 201",
+        )
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        checks.add("the elicitation receiver answers", str(exc), fix)
+    finally:
+        receiver.stop()
+
+
 def smoke(
     target: AdapterDir, reference: Adapter | None, build: bool = True, spec: Path | None = None
 ) -> int:
@@ -527,6 +593,8 @@ def smoke(
         ) as ctx:
             _server_checks(ctx, adapter, rows_file, rows, held, checks)
             _stdio_checks(ctx, adapter, rows_file, rows, checks)
+            if checks.contract == "v1":
+                _elicitation_checks(ctx, adapter, checks)
             if reference is not None:
                 _client_checks(ctx, adapter, reference, rows, checks)
     failed = [c for c in checks.checks if not c.passed]

@@ -88,3 +88,47 @@ def test_our_adapters_pass(name: str, capsys: pytest.CaptureFixture[str]) -> Non
     argv = ["smoke", "--adapter-dir", named(ROOT / "adapters" / name), "--reference", other]
     code = main([*argv, "--no-build"])
     assert code == 0, capsys.readouterr().err
+
+
+UPSTREAM_SDK = ROOT / "tests" / "fakes" / "upstream_sdk"
+ELICITATION_CHECKS = (
+    "the elicitation receiver (interop/elicitation.*) announces its endpoint",
+    "POST /receipts with the event token answers 200 and a list",
+    "another token is refused 401",
+    "an upload with the upload token answers 201 {ref, size, sha256}",
+)
+
+
+def _smoke_v1(sdk: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["smoke", "--adapter-dir", f"upstream={sdk}", "--no-build"])
+    return code, capsys.readouterr().err
+
+
+def test_a_v1_sdks_elicitation_receiver_is_checked_by_upstreams_convention(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, output = _smoke_v1(UPSTREAM_SDK, capsys)
+    assert code == 0, output
+    for check in ELICITATION_CHECKS:
+        assert f"ok   {check}" in output, check
+
+
+def test_a_v1_receiver_taking_any_token_fails_with_the_fix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "elicitation-any-token")
+    code, output = _smoke_v1(UPSTREAM_SDK, capsys)
+    assert code == 1
+    assert "FAIL another token is refused 401: answered 200" in output
+    assert "exactly one Authorization: Bearer" in output
+
+
+def test_a_v1_sdk_without_an_elicitation_adapter_is_not_checked_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sdk = tmp_path / "sdk"
+    shutil.copytree(UPSTREAM_SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
+    (sdk / "interop" / "elicitation.py").unlink()
+    code, output = _smoke_v1(sdk, capsys)
+    assert code == 0, output
+    assert f"--   {ELICITATION_CHECKS[0]}: not checked" in output

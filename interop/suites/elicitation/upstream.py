@@ -118,7 +118,7 @@ def subset(scenario_set: ElicitationSet, rows: list[ElicitationRow]) -> Elicitat
     return replace(scenario_set, rows=tuple(rows))
 
 
-def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
     connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
@@ -251,7 +251,7 @@ class V1Receiver:
         our elicitation receipts: `{kind: elicitation, eventId, type, summary}`."""
         headers = {"Authorization": "Bearer " + self.token}
         try:
-            status, body = _post(self.base + "/receipts", b"", headers, 10.0)
+            status, body = post(self.base + "/receipts", b"", headers, 10.0)
         except (OSError, http.client.HTTPException) as exc:
             return None, f"POST /receipts: {exc}"
         if status != 200:

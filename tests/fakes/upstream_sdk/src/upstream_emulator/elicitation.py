@@ -19,7 +19,8 @@ token on `/upload` and the event token elsewhere (no header for an empty one),
 printing `[{status, body}]`.
 
 UPSTREAM_EMULATOR_FAULT=elicitation-accept-all makes the receiver accept and
-record every intercept it can parse: a wrong receiver, for the harness's tests.
+record every intercept it can parse, and =elicitation-any-token accept any
+bearer token: wrong receivers, for the harness's tests.
 """
 
 from __future__ import annotations
@@ -246,14 +247,15 @@ def serve(principal: str) -> int:
     if not token or not upload_token:
         print("elicitation: AHP_ELICITATION_TOKEN and _UPLOAD_TOKEN are required", file=sys.stderr)
         return 2
-    fault = os.environ.get("UPSTREAM_EMULATOR_FAULT") == "elicitation-accept-all"
-    receiver = Receiver(principal, fault)
+    fault = os.environ.get("UPSTREAM_EMULATOR_FAULT")
+    receiver = Receiver(principal, fault == "elicitation-accept-all")
+    any_token = fault == "elicitation-any-token"
 
     def route(request: Request) -> Reply:
         if request.method != "POST":
             return Reply(404, {"error": "not found"})
         wanted = upload_token if request.path == "/upload" else token
-        if not bearer_ok(request, wanted):
+        if not any_token and not bearer_ok(request, wanted):
             return Reply(401, {"error": "unauthorized"}, close=True)
         if request.path == "/upload":
             return receiver.upload(request)
