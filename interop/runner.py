@@ -274,8 +274,10 @@ class Progress:
 # drive those yet, so a v1 adapter's rows there are unsupported. (The elicitation
 # suite drives contract v1's elicitation adapter itself: suites/elicitation/upstream.py.)
 V1_NONCORE = {
-    "compaction": "interop/compaction.py and compaction_wire.py (and their .mjs, Go and Rust "
-    "counterparts)",
+    "compaction": "interop/compaction.py, which drives one SDK's runtime through the "
+    "test-only method compaction/run, not AHP wire, and compaction_wire.py, hooks/intercept "
+    "between a host and a fixture receiver configured per scope; their .mjs, Go and Rust "
+    "counterparts alike",
 }
 
 
