@@ -41,6 +41,7 @@ from interop.runtime.client import run_client
 from interop.runtime.context import RunContext, Timeouts, run_context, write_json
 from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError
+from interop.suites import v1fixture
 from interop.suites.core.scenarios import load_set
 from interop.suites.core.verify import verify_set
 from interop.suites.elicitation import upstream as elicitation_v1
@@ -510,7 +511,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
     checks.add(name, None)
     try:
         bearer = {"Authorization": "Bearer " + token}
-        status, body = elicitation_v1.post(receiver.base + "/receipts", b"", bearer, 10.0)
+        status, body = v1fixture.post(receiver.base + "/receipts", b"", bearer, 10.0)
         listed = json.loads(body) if status == 200 else None
         checks.add(
             "POST /receipts with the event token answers 200 and a list",
@@ -518,7 +519,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
             "serve the accepted records as [{message, bytes, summary}] to AHP_ELICITATION_TOKEN",
         )
         stranger = {"Authorization": "Bearer " + secrets.token_urlsafe(12)}
-        status, _ = elicitation_v1.post(receiver.base + "/receipts", b"", stranger, 10.0)
+        status, _ = v1fixture.post(receiver.base + "/receipts", b"", stranger, 10.0)
         checks.add(
             "another token is refused 401",
             None if status == 401 else f"answered {status}",
@@ -530,7 +531,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
             "Content-Type": "application/octet-stream",
             "AHP-Content-SHA256": hashlib.sha256(raw).hexdigest(),
         }
-        status, body = elicitation_v1.post(receiver.base + "/upload", raw, headers, 10.0)
+        status, body = v1fixture.post(receiver.base + "/upload", raw, headers, 10.0)
         descriptor = json.loads(body) if status == 201 else None
         checks.add(
             "an upload with the upload token answers 201 {ref, size, sha256}",

@@ -34,6 +34,7 @@ from interop.suites.steps import (
     stdio_auth_none,
     stop_server,
 )
+from interop.suites.v1fixture import is_v1
 
 Done = Callable[[Outcome], None]
 RECEIPTS = "elicitation-control.schema.json#/$defs/receipts"
@@ -54,7 +55,7 @@ class ElicitationSuite:
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
         sides = (adapters[combination.client], adapters[combination.server])
-        v1 = any(upstream.is_v1(a) for a in sides)
+        v1 = any(is_v1(a) for a in sides)
         lacking = any(a.suites is not None and self.name not in a.suites for a in sides)
         if v1 and not lacking and (combination.transport, combination.auth) != ("http", "bearer"):
             return upstream.WIRE_ONLY
@@ -88,7 +89,7 @@ class ElicitationSuite:
     ) -> None:
         """One set's client run against a fresh server, judged into `outcome`."""
         client = adapters[combination.client]
-        if upstream.is_v1(client) or upstream.is_v1(adapters[combination.server]):
+        if is_v1(client) or is_v1(adapters[combination.server]):
             self._run_v1_set(ctx, outcome, combination, scenario_set, adapters)
             return
         transport = combination.transport
@@ -172,7 +173,7 @@ class ElicitationSuite:
         lacking = [
             found
             for side in ([client] if client is server else [client, server])
-            if upstream.is_v1(side) and isinstance(found := upstream.command_of(side), str)
+            if is_v1(side) and isinstance(found := upstream.command_of(side), str)
         ]
         if lacking:  # an SDK without an elicitation adapter does not implement the suite
             skipped = [(row, "; ".join(lacking)) for row in scenario_set.for_transport("http")]
@@ -214,7 +215,7 @@ class ElicitationSuite:
             errors.append(CombinationError("server-start", exc.error_class, str(exc)))
             receiver = None
         if receiver is not None:
-            if upstream.is_v1(client):
+            if is_v1(client):
                 sent = upstream.run_sender(
                     ctx,
                     client,
@@ -265,7 +266,7 @@ class ElicitationSuite:
                         f"left running by the server: {len(receiver.leaks)} process(es)",
                     )
                 )
-            if upstream.is_v1(server):
+            if is_v1(server):
                 outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
         judged, set_errors = verify_set(
             scenario_set.name,
@@ -277,7 +278,7 @@ class ElicitationSuite:
             language=client.language,
             stage=stage,
             prior_errors=errors,
-            v1_receiver=upstream.is_v1(server),
+            v1_receiver=is_v1(server),
         )
         outcome.rows += judged
         outcome.errors += set_errors

@@ -1,0 +1,289 @@
+"""A contract v1 receiver fixture: an SDK's own non-core adapter, run by upstream's
+convention rather than from adapter.json, with the control calls our clients make
+served in front of it.
+
+Upstream's elicitation and compaction-wire drivers know one command per SDK
+language (an `interop/<name>.py` run with the SDK's `.venv/bin/python` and
+`PYTHONPATH=src`, `interop/<name>.mjs` with node, Go's `cmd/<name>`, Rust's
+`target/debug/<name>`), start its receiver from the SDK's root and wait for one
+`{"endpoint": "http://127.0.0.1:PORT"}` line on its stdout (upstream
+`interop/elicitation_matrix.py`, `compaction_wire_matrix.py`). Such a receiver has no
+control listener of ours: here `/health`, `/mark`, `/receipts` and `/shutdown`
+are served by the harness, which reads the receiver's own record (each suite
+says how: `Fixture.upstream_entries`) and places every mark where that record
+stood when the mark came. Nothing here judges: the suites' verifiers do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import select
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import JsonError, loads
+from interop.results import CombinationError
+from interop.runtime import process
+from interop.runtime.context import RunContext
+from interop.runtime.control import ControlError, call
+from interop.runtime.server import ServerStartError
+
+Entries = tuple[list[dict[str, Any]] | None, str | None]  # (entries, or why there are none)
+
+
+def is_v1(adapter: Adapter) -> bool:
+    """An SDK checkout on contract v1: no extensions of ours (ours are blind)."""
+    return not adapter.blind and adapter.suites is None
+
+
+def find_command(
+    adapter: Adapter, names: tuple[str, str, str, str], what: str, source: str
+) -> tuple[list[str], dict[str, str]] | str:
+    """The SDK's non-core adapter `names` (its .py, .mjs, Go cmd/ and Rust binary, in
+    upstream's order) as a command and environment, or why there is none."""
+    root = adapter.directory
+    env = {**os.environ}
+    python, node, go, rust = names
+    if (root / python).is_file():
+        venv = root / ".venv" / "bin" / "python"  # upstream's interpreter; else PATH's
+        source_dir = str(root / "src")  # upstream hands every adapter the SDK's src
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (source_dir, env.get("PYTHONPATH"))))
+        return [".venv/bin/python" if venv.exists() else "python3", python], env
+    if (root / node).is_file():
+        return ["node", node], env
+    if (root / go).is_dir():
+        return ["go", "run", "./" + go], env
+    if (root / rust).is_file():
+        return [rust], env
+    return (
+        f"{adapter.name} has none of {', '.join(names)} in {root}: contract v1 runs an "
+        f"SDK's {what} adapter by that convention, not from adapter.json ({source})"
+    )
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+    try:
+        connection.request("POST", parts.path or "/", body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@dataclass
+class _Record:
+    """The control calls served in front of a v1 receiver."""
+
+    receipts: Any  # () -> Entries
+    marks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Fixture:
+    """A contract v1 receiver process with our control calls served in front of it.
+    Quacks like `Server` where a suite uses one. A suite's subclass starts it
+    (`launch`) and reads its record (`upstream_entries`)."""
+
+    source = "upstream's driver"  # the upstream file its convention comes from
+
+    def __init__(self, ctx: RunContext, adapter: Adapter, label: str) -> None:
+        self.ctx = ctx
+        self.adapter = adapter
+        self.home = ctx.unique(f"{label}-{adapter.name}")
+        self.owner = f"server:{self.home.name}"
+        self.log = self.home / "server.log"
+        self.base = ""
+        self.endpoint = ""
+        self.upload_endpoint: str | None = None
+        self.control = ""
+        self.spawned: process.Spawned | None = None
+        self.leaks: list[str] = []
+        self._shim: ThreadingHTTPServer | None = None
+        self._record = _Record(self.upstream_entries)
+
+    def upstream_entries(self) -> Entries:
+        raise NotImplementedError
+
+    def launch(self, command: list[str], env: dict[str, str]) -> None:
+        """Spawn the receiver in the SDK's root, read its endpoint line (`base`) and
+        serve the control calls (`control`)."""
+        try:
+            self.spawned = self.ctx.registry.spawn(
+                command,
+                cwd=self.adapter.directory,
+                owner=self.owner,
+                adapter=self.adapter.name,
+                label="server",
+                log_path=self.log,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+        except OSError as exc:
+            raise ServerStartError(
+                "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
+            ) from None
+        except process.RunCancelled as exc:
+            raise ServerStartError("Cancelled", str(exc)) from None
+        line = self._first_line(self.ctx.timeouts.startup)
+        try:
+            announced = loads(line, origin="the receiver's first stdout line")
+        except JsonError as exc:
+            raise ServerStartError("ReadinessMalformed", str(exc)) from None
+        endpoint = announced.get("endpoint") if isinstance(announced, dict) else None
+        parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+        if parts is None or parts.scheme != "http" or parts.hostname != "127.0.0.1":
+            raise ServerStartError(
+                "ReadinessMalformed",
+                f'the receiver must print {{"endpoint": "http://127.0.0.1:PORT"}} first, '
+                f"printed {line[:200]!r} ({self.source})",
+            )
+        self.base = str(endpoint).rstrip("/")
+        self._serve_control()
+
+    def _first_line(self, timeout: float) -> str:
+        assert self.spawned is not None and self.spawned.popen.stdout is not None
+        stream = self.spawned.popen.stdout
+        deadline = time.monotonic() + timeout
+        data = b""
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([stream], [], [], max(left, 0.0))
+            if not ready:
+                raise ServerStartError(
+                    "StartupTimeout", f"the receiver printed no endpoint line in {timeout:.0f}s"
+                )
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                raise ServerStartError(
+                    "ServerExit",
+                    f"the receiver {self.exit_description()} before it printed its endpoint"
+                    f"{self.log_tail()}",
+                )
+            data += chunk
+        first, _, rest = data.partition(b"\n")
+        log = self.log
+
+        def drain() -> None:  # anything more it prints goes to its log
+            with log.open("ab") as out:
+                out.write(rest)
+                for more in iter(lambda: os.read(stream.fileno(), 65536), b""):
+                    out.write(more)
+
+        threading.Thread(target=drain, daemon=True).start()
+        return first.decode("utf-8", errors="replace")
+
+    def log_tail(self) -> str:
+        if not self.log.exists():
+            return ""
+        text = self.ctx.redactor(self.log.read_text(encoding="utf-8", errors="replace"))
+        tail = [line for line in text.splitlines() if line.strip()][-5:]
+        return ("; its log ends: " + " | ".join(tail)) if tail else ""
+
+    def _serve_control(self) -> None:
+        record = self._record
+
+        class Control(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def _answer(self, status: int, value: Any) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/health":
+                    self._answer(200, {"ready": True})
+                elif self.path == "/receipts":
+                    entries, problem = record.receipts()
+                    if entries is None:
+                        self._answer(502, {"error": problem})
+                        return
+                    with record.lock:
+                        marks = list(record.marks)
+                    merged: list[Any] = []
+                    for position, entry in enumerate([*entries, None]):
+                        merged += [mark for at, mark in marks if at == position]
+                        if entry is not None:
+                            merged.append(entry)
+                    self._answer(200, {"entries": merged})
+                else:
+                    self._answer(404, {"error": "unknown"})
+
+            def do_POST(self) -> None:
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if 0 < size <= 65536 else b"{}"
+                if self.path == "/mark":
+                    try:
+                        mark = json.loads(body)
+                    except ValueError:
+                        self._answer(400, {"error": "not JSON"})
+                        return
+                    entries, problem = record.receipts()
+                    if entries is None:
+                        self._answer(502, {"error": problem})
+                        return
+                    entry = {k: mark.get(k) for k in ("kind", "id", "scenario")}
+                    with record.lock:
+                        record.marks.append((len(entries), entry))
+                    self._answer(200, {"ok": True})
+                elif self.path == "/shutdown":
+                    self._answer(200, {"shutdown": True})
+                elif self.path == "/release":  # nothing is held by a v1 receiver
+                    self._answer(200, {"ok": True})
+                elif self.path == "/wait-observed":
+                    # a v1 receiver records no notification to wait for: the wait ends
+                    # at once, and the verdict finds what the record lacks
+                    self._answer(200, {"ok": True})
+                else:
+                    self._answer(404, {"error": "unknown"})
+
+        self._shim = ThreadingHTTPServer(("127.0.0.1", 0), Control)
+        self._shim.daemon_threads = True
+        threading.Thread(target=self._shim.serve_forever, daemon=True).start()
+        self.control = f"http://127.0.0.1:{self._shim.server_address[1]}"
+
+    def entries(self, schema: str = "") -> tuple[list[Any] | None, list[CombinationError]]:
+        try:
+            answer = call(self.control, "GET", "/receipts")
+        except ControlError as exc:
+            return None, [CombinationError("receipts", "ReceiptsUnavailable", str(exc))]
+        return answer["entries"], []
+
+    def exit_description(self) -> str | None:
+        if self.spawned is None:
+            return "never started"
+        code = self.spawned.popen.poll()
+        return None if code is None else process.describe_exit(code)
+
+    def stop(self) -> None:
+        if self._shim is not None:
+            self._shim.shutdown()
+            self._shim.server_close()
+        if self.spawned is not None:  # upstream: terminate, 5 s, kill
+            if self.spawned.popen.poll() is None:
+                self.spawned.popen.terminate()
+                with contextlib.suppress(process.WatchdogExpired):
+                    process.wait_exit(self.spawned, 5.0)
+            if self.spawned.popen.stdout is not None:
+                self.spawned.popen.stdout.close()
+            self.spawned.close()
+        main = self.spawned.pid if self.spawned is not None else -1
+        killed = process.kill_owner(self.owner)
+        self.leaks = [f"{name} (pid {pid})" for pid, name in sorted(killed.items()) if pid != main]
+        self.ctx.registry.owner_exit(self.owner)
