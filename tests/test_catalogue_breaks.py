@@ -17,6 +17,7 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
+from interop.report.document import rows_of
 from tests.conftest import named
 from tests.fakes.lifecycle_breaker import (
     CATALOGUE_BREAKS,
@@ -78,6 +79,10 @@ def test_each_planted_delivery_break_fails_its_row_with_its_class(tmp_path: Path
         assert sorted(failed) == sorted(wanted), (combination["transport"], failed)
         for sid, error_class in wanted.items():
             assert failed[sid].startswith(error_class), (combination["transport"], failed[sid])
+    # the probes judge the receiver alone: rows that failed do not keep them from running
+    (http,) = [c for c in report["combinations"] if c["transport"] == "http"]
+    probes = [r for r in rows_of(report, http) if r["set"] == "catalogue-receiver-probes"]
+    assert probes and all(row["status"] == "passed" for row in probes), probes
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUE_RUN_BREAKS))

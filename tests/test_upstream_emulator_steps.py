@@ -349,8 +349,8 @@ def test_a_lineage_reading_of_ours_is_not_held_against_a_v1_server(tmp_path: Pat
     by_server = {c["server"]: c for c in report["combinations"]}
     emulated = {r["id"]: r for r in rows_of(report, by_server[EMULATOR])}
     assert emulated[reading]["status"] == "unsupported"
-    assert "a file update whose before and after are equal is a no-op" in (
-        emulated[reading]["error"]
+    assert (
+        "a file update whose before and after are equal is a no-op" in (emulated[reading]["error"])
     )
     assert emulated[plain]["status"] == "passed", emulated[plain].get("error")
     python = {r["id"]: r for r in rows_of(report, by_server["python"])}

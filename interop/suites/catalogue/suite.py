@@ -200,7 +200,9 @@ class CatalogueSuite:
             outcome.rows += probes.skipped(Status.INAPPLICABLE, "the receiver is probed over HTTP")
         elif not probed:
             outcome.rows += probes.skipped(
-                Status.NOT_RUN, "the combination failed before its receiver was probed"
+                Status.NOT_RUN,
+                "the combination's server was not running after any of its sets, so it "
+                "was never probed",
             )
         outcome.seconds = time.monotonic() - started
         if done is not None:
@@ -248,8 +250,10 @@ class CatalogueSuite:
             row.set = scenario_set.origin(row.id)
         outcome.rows += judged
         outcome.errors += set_errors
-        clean = not set_errors and all(r.status != Status.FAILED for r in judged)
-        if step.server is not None and step.run is not None and clean and not probed:
+        # the probes judge the receiver alone and use identities of their own: a row's
+        # failure, or the client's, does not void them; a server that exited does
+        alive = step.server is not None and step.server.exit_description() is None
+        if step.server is not None and step.run is not None and alive and not probed:
             probed = True
             outcome.rows += probes.run_probes(ctx, step.server, combination.auth)
         stop_server(ctx, outcome, combination, step, scenario_set.name)
