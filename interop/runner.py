@@ -269,22 +269,11 @@ class Progress:
             )
 
 
-# Suites contract v1 runs through an SDK's own non-core adapters, by convention (e.g.
-# python-sdk interop/compaction.py), not through adapter.json: the harness does not
-# drive those yet, so a v1 adapter's rows there are unsupported. (The elicitation
-# suite drives contract v1's elicitation adapter itself: suites/elicitation/upstream.py.)
-V1_NONCORE = {
-    "compaction": "interop/compaction.py, which drives one SDK's runtime through the "
-    "test-only method compaction/run, not AHP wire, and compaction_wire.py, hooks/intercept "
-    "between a host and a fixture receiver configured per scope; their .mjs, Go and Rust "
-    "counterparts alike",
-}
-
-
 def _lacking(suite: str, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
     """Why the combination cannot run: an adapter whose manifest lists the suites it
-    implements (`extensions.suites`) without this one, or a contract v1 adapter in a
-    suite upstream runs through its non-core adapters; None when both can run it."""
+    implements (`extensions.suites`) without this one; None when both can run it. (A
+    contract v1 adapter's non-core adapters, upstream's elicitation and compaction-wire,
+    are found and driven by those suites themselves.)"""
     reasons: list[str] = []
     for name in dict.fromkeys((combination.client, combination.server)):
         adapter = adapters[name]
@@ -292,12 +281,6 @@ def _lacking(suite: str, combination: Combination, adapters: dict[str, Adapter])
             reasons.append(
                 f"{name} does not implement the {suite} suite (its manifest's "
                 f"extensions.suites: {', '.join(adapter.suites)})"
-            )
-        elif adapter.suites is None and not adapter.blind and suite in V1_NONCORE:
-            reasons.append(
-                f"{name} follows contract v1, which runs the {suite} suite through the SDK's "
-                f"non-core adapters ({V1_NONCORE[suite]}), not adapter.json; this harness "
-                "does not drive them yet (docs/external-sdks.md)"
             )
     return "; ".join(reasons) or None
 

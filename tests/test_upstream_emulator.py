@@ -213,30 +213,6 @@ def test_a_server_that_alters_its_scripted_response_fails_the_row_naming_it(
     assert "-32600" in row["error"]
 
 
-def test_suites_upstream_runs_through_non_core_adapters_are_unsupported_naming_why(
-    tmp_path: Path,
-) -> None:
-    """Contract v1 runs compaction through an SDK's own non-core adapters, by
-    convention, not through adapter.json, and the harness does not drive them yet: a
-    v1 adapter's rows there are unsupported with that reason, never failed and never
-    run. (Elicitation's are driven: tests/test_upstream_emulator_elicitation.py.)"""
-    output = tmp_path / "out" / "report.json"
-    argv = ["matrix", "--adapter-dir", f"{EMULATOR}={SDK}", "--profile", "compat", "--quiet"]
-    argv += ["--suite", "compaction", "--clients", EMULATOR, "python"]
-    argv += ["--servers", "python", "--transports", "http", "--auth", "none"]
-    main([*argv, "--output", str(output)])
-    report = json.loads(output.read_text())
-    mine = [c for c in report["combinations"] if c["client"] == EMULATOR]
-    assert {c["suite"] for c in mine} == {"compaction"}
-    for combination in mine:
-        assert combination["status"] == "unsupported", combination["suite"]
-        rows = rows_of(report, combination)
-        assert rows and all(r["status"] == "unsupported" for r in rows)
-        assert all("non-core adapters" in r["error"] for r in rows)
-    ours = [c for c in report["combinations"] if c["client"] == "python"]
-    assert ours and all(c["status"] == "passed" for c in ours)
-
-
 def test_a_stdio_server_whose_own_receipts_lack_what_it_answered_fails(
     tmp_path: Path, monkeypatch: Any
 ) -> None:

@@ -5,7 +5,8 @@ HTTP started here, over stdio started by the client) and one client process,
 the host, that runs every row itself (docs/COMPACTION.md). Stdio runs with
 auth none only; rows restricted to one transport are inapplicable on the
 other with their reason; an adapter without the lifecycle commands is
-unsupported.
+unsupported. A contract v1 side is upstream's compaction-wire receiver, run by
+its convention (suites/compaction/upstream.py).
 """
 
 from __future__ import annotations
@@ -16,10 +17,18 @@ from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import Outcome, RowVerdict, Status
+from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.client import run_client
 from interop.runtime.context import RunContext
+from interop.runtime.server import ServerStartError
 from interop.suites.base import Job
-from interop.suites.compaction.scenarios import CompactionSet, CompactionSets, load_sets
+from interop.suites.compaction import upstream
+from interop.suites.compaction.scenarios import (
+    CompactionRow,
+    CompactionSet,
+    CompactionSets,
+    load_sets,
+)
 from interop.suites.compaction.verify import verify_set
 from interop.suites.steps import (
     COMMANDS,
@@ -30,6 +39,7 @@ from interop.suites.steps import (
     stdio_auth_none,
     stop_server,
 )
+from interop.suites.v1fixture import is_v1
 
 Done = Callable[[Outcome], None]
 RECEIPTS = "lifecycle-control.schema.json#/$defs/receipts"
@@ -47,6 +57,14 @@ class CompactionSuite:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
+        server = adapters[combination.server]
+        if (
+            is_v1(server)
+            and not is_v1(adapters[combination.client])
+            and combination.transport == "http"
+            and combination.auth != "bearer"
+        ):
+            return upstream.RECEIVER_ONLY_BEARER
         return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
@@ -78,15 +96,14 @@ class CompactionSuite:
         """One set's client run against a fresh server, judged into `outcome`."""
         client = adapters[combination.client]
         transport = combination.transport
+        if is_v1(client) or is_v1(adapters[combination.server]):
+            self._run_v1_set(ctx, outcome, combination, scenario_set, adapters)
+            return
         home = ctx.unique(f"compaction-{scenario_set.name}")
         rows = scenario_set.for_transport(transport)
         extra: dict[str, Any] = {"suite": "compaction", "childPidFile": str(home / "child.json")}
         refusing = refusing_port() if transport == "http" else None
-        if refusing is None:
-            extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
-        else:
-            port = refusing.getsockname()[1]
-            extra["backends"] = {"unreachable": {"endpoint": f"http://127.0.0.1:{port}/intercept"}}
+        extra["backends"] = _backends(home, refusing)
         try:
             step = run_step_client(
                 ctx,
@@ -114,16 +131,131 @@ class CompactionSuite:
             prior_errors=step.errors,
         )
         outcome.rows += judged
-        outcome.rows += [
-            RowVerdict(
-                scenario_set.name,
-                r.id,
-                Status.INAPPLICABLE,
-                r.expected,
-                error=r.inapplicable_reason,
-            )
-            for r in scenario_set.scenarios
-            if transport not in r.transports
-        ]
+        outcome.rows += _elsewhere(scenario_set, transport)
         outcome.errors += set_errors
         stop_server(ctx, outcome, combination, step, scenario_set.name)
+
+    def _run_v1_set(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        scenario_set: CompactionSet,
+        adapters: dict[str, Adapter],
+    ) -> None:
+        """A set with a contract v1 side (docs/COMPACTION.md, "With a contract v1
+        adapter"): our host before a v1 receiver over HTTP, its rows that receiver can
+        play; everything else unsupported with the reason."""
+        client, server = adapters[combination.client], adapters[combination.server]
+        transport = combination.transport
+        rows = scenario_set.for_transport(transport)
+        outcome.rows += _elsewhere(scenario_set, transport)
+        whole: str | None = None
+        if is_v1(client):
+            whole = upstream.HOST_OWN_CASES
+        elif transport != "http":
+            whole = upstream.RECEIVER_STDIO
+        elif isinstance(found := upstream.command_of(server), str):
+            whole = found  # an SDK without a compaction-wire adapter
+        skipped = [(r, whole or upstream.not_for_v1(r)) for r in rows]
+        outcome.rows += [
+            RowVerdict(scenario_set.name, r.id, Status.UNSUPPORTED, r.expected, error=reason)
+            for r, reason in skipped
+            if reason is not None
+        ]
+        runnable: list[CompactionRow] = [r for r, reason in skipped if reason is None]
+        if not runnable:
+            return
+        part = upstream.subset(scenario_set, runnable)
+        home = ctx.unique(f"compaction-{scenario_set.name}")
+        stage = f"client[{scenario_set.name}]"
+        receiver = upstream.V1Receiver(
+            ctx, server, upstream.scopes_of(runnable), ctx.trust.bearer_token
+        )
+        report: Any = None
+        entries: Any = None
+        errors: list[CombinationError] = []
+        try:
+            receiver.start()
+        except ServerStartError as exc:
+            errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+        else:
+            refusing = refusing_port()
+            try:
+                run = run_client(
+                    ctx,
+                    client,
+                    stage=stage,
+                    scenario_file=part.write(home / "client.json", "http", blind=client.blind),
+                    transport="http",
+                    auth=combination.auth,
+                    endpoint=receiver.endpoint,
+                    command_key="lifecycleClient",
+                    extra={
+                        "suite": "compaction",
+                        "childPidFile": str(home / "child.json"),
+                        "backends": _backends(home, refusing),
+                        "controlEndpoint": receiver.control,
+                    },
+                    schema="compaction-client-config.schema.json",
+                )
+            finally:
+                refusing.close()
+            ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
+            report, errors = run.report, list(run.errors)
+            entries, receipt_errors = receiver.entries(RECEIPTS)
+            errors += receipt_errors
+            outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
+        finally:
+            receiver.stop()
+            ctx.keep_log(receiver.log, f"{combination.key}/server-{scenario_set.name}.log")
+        if receiver.leaks:
+            outcome.errors.append(
+                CombinationError(
+                    "server-stop",
+                    "ProcessLeak",
+                    f"left running by the server: {len(receiver.leaks)} process(es)",
+                )
+            )
+        judged, set_errors = verify_set(
+            scenario_set.name,
+            runnable,
+            report=report,
+            entries=entries,
+            client_exit=None,
+            language=client.language,
+            stage=stage,
+            prior_errors=errors,
+        )
+        for verdict in judged:  # wire evidence: what the receiver answered each call
+            if verdict.status == Status.FAILED:
+                row = next(r for r in runnable if r.id == verdict.id)
+                ids = (
+                    [row.negative.get("id")]
+                    if row.negative
+                    else [row.boundary_id(b) for b in ("before", "after")]
+                )
+                said = [f"{i} {a}" for i in ids for a in receiver.answers.get(str(i), [])]
+                verdict.diagnostics["receiverAnswers"] = said or ["no call reached it"]
+        outcome.rows += judged
+        outcome.errors += set_errors
+
+
+def _backends(home: Path, refusing: Any) -> dict[str, Any]:
+    """The reserved `unreachable` backend: a refused loopback port over HTTP, a
+    command that does not exist over stdio."""
+    if refusing is None:
+        return {"unreachable": {"command": [str(home / "no-such-backend")]}}
+    port = refusing.getsockname()[1]
+    return {"unreachable": {"endpoint": f"http://127.0.0.1:{port}/intercept"}}
+
+
+def _elsewhere(scenario_set: CompactionSet, transport: str) -> list[RowVerdict]:
+    """The set's rows for another transport: inapplicable, with their reason."""
+    return [
+        RowVerdict(
+            scenario_set.name, r.id, Status.INAPPLICABLE, r.expected, error=r.inapplicable_reason
+        )
+        for r in scenario_set.scenarios
+        if transport not in r.transports
+    ]

@@ -1,0 +1,317 @@
+"""Contract v1's compaction-wire receiver behind our hosts (docs/COMPACTION.md, "With
+a contract v1 adapter"; upstream source: `interop/compaction_wire_matrix.py`
+@8f91ac41 in the spec repository).
+
+Upstream does not run it from adapter.json: its driver knows one command per
+language (`interop/compaction_wire.py`, `interop/compaction-wire.mjs`, Go's
+`cmd/compaction-wire`, Rust's `target/debug/compaction_wire`) and starts the
+receiver as `<cmd> <schemaDir> <storeDir> <subscriptions.json> server`. The
+receiver prints `{"endpoint"}`, serves `/upload` and `/hooks/intercept`, knows a
+subscription only by its credential (`AHP_COMPACTION_TOKENS`, a JSON map token ->
+scope), answers every accepted call of a scope with that scope's action from
+the subscriptions file (`{"kind": "effects", "effects": [...]}` or an append),
+refuses an invalid request with -32602, and appends each accepted exchange to
+`<storeDir>/receipts.jsonl` as `{subscription, request, response}`.
+
+Our host calls one backend with one credential, and our rows script the n-th
+reply of each boundary. So every scripted reply becomes a scope of its own
+(`<boundary id>#<n>`) whose action is that reply's effects, and the harness,
+between our client and the receiver, forwards the n-th call of a boundary
+with that scope's token in place of the run's: the bytes and every other
+header go through unchanged, and the answer comes back unchanged. The
+receiver's record is read back as our receipts (`received`, then `replied`,
+per line) with the client's marks placed where it stood. Rows the receiver
+cannot play are unsupported with the reason: notifications (it serves no
+`hooks/observe`: observers, or intercept subscriptions a chain left
+uncalled), scripted faults or replies other than a list of effects, and
+replies the schema refuses (it validates its own and sends none it refuses). What
+the receiver answered each call is kept (`answers`) as wire evidence for a
+failed row. Nothing here judges: the suite's verifier does.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import secrets
+import socket
+import threading
+from collections import Counter
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import JsonError, loads
+from interop.runtime.context import RunContext
+from interop.runtime.server import ServerStartError
+from interop.schema import canonical
+from interop.suites.compaction.scenarios import CompactionRow, CompactionSet
+from interop.suites.v1fixture import Entries, Fixture, find_command
+
+NONCORE = (
+    "interop/compaction_wire.py",
+    "interop/compaction-wire.mjs",
+    "cmd/compaction-wire",
+    "target/debug/compaction_wire",
+)
+SOURCE = "upstream interop/compaction_wire_matrix.py@8f91ac41"
+RECEIPT_SHAPE = (
+    "contract v1 compaction-wire receiver: <storeDir>/receipts.jsonl "
+    "{subscription, request, response}, one scope per scripted reply"
+)
+TOKENS_ENV = "AHP_COMPACTION_TOKENS"
+UPLOAD_TOKENS_ENV = "AHP_COMPACTION_UPLOAD_TOKENS"
+INTERCEPT = "/hooks/intercept"
+RECEIVER_ONLY_BEARER = (
+    "contract v1's compaction-wire receiver knows a subscription by its bearer token "
+    f"alone ({SOURCE}): over HTTP it runs with bearer only"
+)
+HOST_OWN_CASES = (
+    "contract v1's compaction-wire host (`host`) composes its own requests from upstream's "
+    "case plans ({cases: [{name, before, after}]}) and reads no scenario file, and its "
+    f"compaction adapter drives the test-only method compaction/run, not AHP wire ({SOURCE}, "
+    "compaction_matrix.py): our rows script the requests a host sends"
+)
+RECEIVER_STDIO = (
+    "contract v1's compaction-wire receiver over stdio is one process per subscription call "
+    f"(`stdio <scope>`), spawned by upstream's host ({SOURCE}); our hosts start one server "
+    "per set, so it runs over HTTP here"
+)
+NO_OBSERVE = (
+    "contract v1's compaction-wire receiver serves /upload and /hooks/intercept only, no "
+    f"hooks/observe ({SOURCE}); this row notifies subscriptions"
+)
+EFFECTS_ONLY = (
+    "contract v1's compaction-wire receiver answers a scope with one fixed list of effects "
+    f"({SOURCE}); this row scripts a fault or another reply"
+)
+
+VALID_REPLIES = (
+    "contract v1's compaction-wire receiver validates its own reply against intercept-response "
+    f"and sends none it refuses (it answers -32602 and records nothing) ({SOURCE}); this row "
+    "scripts a reply the schema refuses"
+)
+RESPONSE = "intercept-response.schema.json"
+
+
+def command_of(adapter: Adapter) -> tuple[list[str], dict[str, str]] | str:
+    """The v1 compaction-wire adapter's command and environment, or why there is none."""
+    return find_command(adapter, NONCORE, "compaction-wire", SOURCE)
+
+
+def _calls(row: CompactionRow, boundary: str) -> int:
+    """How many calls of a boundary can reach the run's server: its intercept
+    subscriptions on a backend other than the reserved unreachable one."""
+    subs = row.raw.get(boundary) or []
+    return sum(
+        1 for s in subs if s.get("mode") == "intercept" and s.get("backend") != "unreachable"
+    )
+
+
+def _effects(row: CompactionRow, boundary: str, entry: Any) -> list[Any] | None:
+    """The effects of a scripted reply the receiver can send as it is, else None."""
+    if not isinstance(entry, dict) or set(entry) != {"jsonrpc", "id", "result"}:
+        return None
+    result = entry["result"]
+    if entry["jsonrpc"] != "2.0" or entry["id"] != row.boundary_id(boundary):
+        return None
+    if not isinstance(result, dict) or set(result) != {"protocolVersion", "effects"}:
+        return None
+    effects = result["effects"]
+    return effects if result["protocolVersion"] == "draft" and isinstance(effects, list) else None
+
+
+def not_for_v1(row: CompactionRow) -> str | None:
+    """Why a row cannot run against a v1 receiver, else None."""
+    if row.negative is not None:
+        return None
+    subs = [*(row.raw.get("before") or []), *(row.raw.get("after") or [])]
+    if any(s.get("mode") == "observe" for s in subs) or row.proof.get("observations"):
+        return NO_OBSERVE
+    for boundary in ("before", "after"):
+        sequence = row.raw.get("responseSequences", {}).get(boundary) or []
+        calls = _calls(row, boundary)  # no sequence: the row expects no call there
+        if any(_effects(row, boundary, e) is None for e in sequence[:calls]):
+            return EFFECTS_ONLY
+        if any(canonical().issue(RESPONSE, e) is not None for e in sequence[:calls]):
+            return VALID_REPLIES
+    return None
+
+
+def scopes_of(rows: list[CompactionRow]) -> dict[tuple[str, int], dict[str, Any]]:
+    """A scope per call a row's server can get: (request id, n) -> the n-th scripted
+    reply's action (the last one again past the end; none for a boundary with no
+    scripted reply, whose call the receiver refuses as unknown, 401). A negative's one call gets a
+    scope with no effects: the receiver must refuse it before its action counts."""
+    scopes: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in rows:
+        if row.negative is not None:
+            ident = row.negative.get("id")
+            if isinstance(ident, str):
+                scopes[(ident, 0)] = {"kind": "effects", "effects": []}
+            continue
+        for boundary in ("before", "after"):
+            sequence = row.raw.get("responseSequences", {}).get(boundary) or []
+            for n in range(_calls(row, boundary) if sequence else 0):
+                effects = _effects(row, boundary, sequence[min(n, len(sequence) - 1)])
+                scopes[(row.boundary_id(boundary), n)] = {"kind": "effects", "effects": effects}
+    return scopes
+
+
+def subset(scenario_set: CompactionSet, rows: list[CompactionRow]) -> CompactionSet:
+    return replace(scenario_set, rows=tuple(rows))
+
+
+class V1Receiver(Fixture):
+    """A contract v1 compaction-wire receiver, with our control calls served and the
+    scope forwarder (above) in front of it. `endpoint` is the forwarder's."""
+
+    source = SOURCE
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        adapter: Adapter,
+        scopes: dict[tuple[str, int], dict[str, Any]],
+        token: str,
+    ) -> None:
+        super().__init__(ctx, adapter, "compaction-v1")
+        self.token = token  # the run's bearer token, which our client sends
+        self.names = {key: f"{key[0]}#{key[1]}" for key in scopes}
+        self.actions = {self.names[key]: action for key, action in scopes.items()}
+        self.tokens = {name: secrets.token_urlsafe(24) for name in self.actions}
+        for secret in self.tokens.values():
+            ctx.redactor.add(secret)
+        self.store = self.home / "store"
+        self._calls: Counter[str] = Counter()
+        self.answers: dict[str, list[str]] = {}  # request id -> what the receiver answered
+        self._lock = threading.Lock()
+        self._forwarder: ThreadingHTTPServer | None = None
+
+    def start(self) -> None:
+        found = command_of(self.adapter)
+        if isinstance(found, str):
+            raise ServerStartError("ServerSpawn", found)
+        argv, env = found
+        self.store.mkdir(parents=True, exist_ok=True)
+        config = self.home / "subscriptions.json"
+        config.write_text(json.dumps(self.actions, indent=1), encoding="utf-8")
+        env[TOKENS_ENV] = json.dumps({t: name for name, t in self.tokens.items()})
+        uploads = {secrets.token_urlsafe(24): name for name in self.tokens}
+        for secret in uploads:
+            self.ctx.redactor.add(secret)
+        env[UPLOAD_TOKENS_ENV] = json.dumps(uploads)
+        schema_dir = str(self.ctx.schema_dir(self.adapter))
+        self.launch([*argv, schema_dir, str(self.store), str(config), "server"], env)
+        self._serve_forwarder()
+
+    def scope_token(self, body: bytes) -> str | None:
+        """The token of the scope this call is for: by its id and how many calls with
+        that id came before it. None when it names no scope (e.g. not JSON)."""
+        try:
+            ident = json.loads(body).get("id")
+        except (ValueError, AttributeError):
+            return None
+        if not isinstance(ident, str):
+            return None
+        with self._lock:
+            n = self._calls[ident]
+            self._calls[ident] += 1
+        name = self.names.get((ident, n))
+        return self.tokens[name] if name is not None else None
+
+    def note(self, path: str, body: bytes, status: int, reply: bytes) -> None:
+        """What the receiver answered a call, kept by the call's id (wire evidence)."""
+        try:
+            ident = json.loads(body).get("id")
+            answer = json.loads(reply) if reply else None
+        except (ValueError, AttributeError):
+            ident, answer = None, None
+        error = answer.get("error") if isinstance(answer, dict) else None
+        said = f"{path}: HTTP {status}"
+        if isinstance(error, dict):
+            said += f", JSON-RPC error {error.get('code')} {str(error.get('message'))[:80]!r}"
+        elif isinstance(answer, dict) and "result" in answer:
+            said += ", a result"
+        with self._lock:
+            self.answers.setdefault(str(ident), []).append(said)
+
+    def _serve_forwarder(self) -> None:
+        fixture = self
+        target = self.base
+
+        class Forward(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if size > 0 else b""
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                given = self.headers.get_all("Authorization") or []
+                if self.path == INTERCEPT and given == [f"Bearer {fixture.token}"]:
+                    scope = fixture.scope_token(body)
+                    if scope is not None:
+                        headers = {
+                            k: (f"Bearer {scope}" if k.lower() == "authorization" else v)
+                            for k, v in headers.items()
+                        }
+                status, reply, kind = _forward(target + self.path, body, headers)
+                fixture.note(self.path, body, status, reply)
+                head = f"HTTP/1.0 {status} {self.responses.get(status, ('',))[0]}\r\n"
+                head += f"Content-Type: {kind}\r\n" if kind else ""
+                head += f"Content-Length: {len(reply)}\r\n\r\n"
+                self.wfile.write(head.encode("latin-1") + reply)
+
+        self._forwarder = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self._forwarder.daemon_threads = True
+        threading.Thread(target=self._forwarder.serve_forever, daemon=True).start()
+        self.endpoint = f"http://127.0.0.1:{self._forwarder.server_address[1]}{INTERCEPT}"
+
+    def upstream_entries(self) -> Entries:
+        """The receiver's `receipts.jsonl`, as our receipts: per accepted exchange a
+        `received` entry with its request and a `replied` entry."""
+        path = self.store / "receipts.jsonl"
+        if not path.exists():
+            return [], None
+        entries: list[dict[str, Any]] = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = loads(line, origin=f"receipts.jsonl line {number}")
+            except JsonError as exc:
+                return None, str(exc)
+            request = item.get("request") if isinstance(item, dict) else None
+            ident = request.get("id") if isinstance(request, dict) else None
+            if ident is None:
+                return None, f"receipts.jsonl line {number} is not {{subscription, request, ...}}"
+            entries.append({"kind": "received", "id": ident, "message": request})
+            entries.append({"kind": "replied", "id": ident})
+        return entries, None
+
+    def stop(self) -> None:
+        if self._forwarder is not None:
+            self._forwarder.shutdown()
+            self._forwarder.server_close()
+        super().stop()
+
+
+def _forward(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, str | None]:
+    """POST to the receiver; a failure to reach it is answered 502 with the cause."""
+    host, _, rest = url.removeprefix("http://").partition("/")
+    name, _, port = host.partition(":")
+    connection = http.client.HTTPConnection(name, int(port), timeout=30.0)
+    try:
+        connection.request("POST", "/" + rest, body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read(), response.getheader("Content-Type")
+    except (OSError, http.client.HTTPException) as exc:
+        return 502, json.dumps({"error": f"the receiver: {exc}"}).encode(), "application/json"
+    finally:
+        connection.close()

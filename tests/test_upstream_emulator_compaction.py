@@ -1,0 +1,142 @@
+"""The compaction suite with a contract v1 side: the emulator's compaction-wire
+receiver (tests/fakes/upstream_sdk/interop/compaction_wire.py), found by upstream's
+convention and driven as upstream's driver starts one (docs/COMPACTION.md, "With a
+contract v1 adapter").
+
+The emulator is written from the facts alone and imports nothing of ours. It knows
+a subscription by its bearer token only, answers each scope with the action its
+subscriptions file gives, refuses an invalid request with -32602 and records each
+accepted exchange in receipts.jsonl. Over real sockets, against our Python host,
+these tests show that the harness plays each scripted reply through a scope of
+its own, reads that record as receipts, keeps the rows the receiver cannot play
+unsupported with the reason, and still fails a wrong receiver with its answers
+as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from interop import ROOT
+from interop.cli import main
+from interop.report.document import rows_of
+from interop.suites.compaction import upstream
+
+SDK = ROOT / "tests" / "fakes" / "upstream_sdk"
+EMULATOR = "upstream"
+RUNS = (
+    "cmp-quiet-both-boundaries",
+    "cmp-supplied-then-after-chain",
+    "cmp-three-before-subscriptions",
+)
+NEGATIVES = ("cmp-neg-no-trigger", "cmp-neg-text-body-ref")
+OBSERVED = "cmp-two-before-edits-one-after-edit"  # it has observers
+FAULT = "cmp-server-error-fail-open"  # a scripted server error
+INVALID = "cmp-deny-without-reason"  # a reply the schema refuses
+
+
+def _run(tmp_path: Path, client: str, server: str, *argv: str, sdk: Path = SDK) -> dict[str, Any]:
+    output = tmp_path / "out" / "report.json"
+    args = ["matrix", "--adapter-dir", f"{EMULATOR}={sdk}", "--profile", "compat", "--quiet"]
+    args += ["--suite", "compaction", "--clients", *client.split(), "--servers", *server.split()]
+    args += ["--output", str(output), *argv]
+    main(args)
+    return json.loads(output.read_text())
+
+
+def _rows(report: dict[str, Any], client: str, server: str) -> dict[str, dict[str, Any]]:
+    (combination,) = [
+        c
+        for c in report["combinations"]
+        if (c["client"], c["server"]) == (client, server) and c["status"] != "inapplicable"
+    ]
+    return {r["id"]: r for r in rows_of(report, combination)}
+
+
+def _picked(*ids: str) -> list[str]:
+    return [arg for i in ids for arg in ("--scenario", i)]
+
+
+def _over_bearer(tmp_path: Path, *ids: str, sdk: Path = SDK) -> dict[str, dict[str, Any]]:
+    report = _run(
+        tmp_path, "python", EMULATOR, "--transports", "http", "--auth", "bearer",
+        *_picked(*ids), sdk=sdk,
+    )  # fmt: skip
+    return _rows(report, "python", EMULATOR)
+
+
+def test_a_v1_receiver_plays_each_scripted_reply_and_is_judged_from_its_own_record(
+    tmp_path: Path,
+) -> None:
+    report = _run(
+        tmp_path, "python", EMULATOR, "--transports", "http", "--auth", "bearer",
+        *_picked(*RUNS, *NEGATIVES, OBSERVED, FAULT, INVALID),
+    )  # fmt: skip
+    rows = _rows(report, "python", EMULATOR)
+    for row_id in (*RUNS, *NEGATIVES):
+        assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
+    assert rows[OBSERVED]["error"] == upstream.NO_OBSERVE
+    assert rows[FAULT]["error"] == upstream.EFFECTS_ONLY
+    assert rows[INVALID]["error"] == upstream.VALID_REPLIES
+    assert all(rows[i]["status"] == "unsupported" for i in (OBSERVED, FAULT, INVALID))
+    (combination,) = [c for c in report["combinations"] if c["server"] == EMULATOR]
+    assert combination["shapes"]["receipts"] == upstream.RECEIPT_SHAPE
+
+
+def test_a_v1_host_a_v1_receiver_over_stdio_and_other_auth_modes_are_named(
+    tmp_path: Path,
+) -> None:
+    report = _run(
+        tmp_path, f"{EMULATOR} python", f"python {EMULATOR}", "--auth", "none",
+        *_picked(RUNS[0]),
+    )  # fmt: skip
+    by_pair: dict[tuple[str, str, str], dict[str, Any]] = {
+        (c["client"], c["server"], c["transport"]): c for c in report["combinations"]
+    }
+    for transport in ("http", "stdio"):  # upstream's host reads its own case plans
+        (row,) = rows_of(report, by_pair[(EMULATOR, "python", transport)])
+        assert (row["status"], row["error"]) == ("unsupported", upstream.HOST_OWN_CASES)
+    (row,) = rows_of(report, by_pair[("python", EMULATOR, "stdio")])
+    assert (row["status"], row["error"]) == ("unsupported", upstream.RECEIVER_STDIO)
+    other = by_pair[("python", EMULATOR, "http")]  # auth none: per-scope bearer tokens only
+    assert (other["status"], other["reason"]) == ("inapplicable", upstream.RECEIVER_ONLY_BEARER)
+
+
+def test_a_receiver_that_records_what_it_had_to_refuse_fails_the_negatives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "compaction-wire-accept-all")
+    rows = _over_bearer(tmp_path, RUNS[0], *NEGATIVES)
+    assert rows[RUNS[0]]["status"] == "passed", rows[RUNS[0]].get("error")
+    for row_id in NEGATIVES:
+        assert rows[row_id]["status"] == "failed", row_id
+        assert rows[row_id]["error"].startswith("NegativeRecorded: "), rows[row_id]["error"]
+
+
+def test_a_receiver_that_refuses_inline_text_fails_every_run_with_its_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "compaction-wire-body-refs")
+    rows = _over_bearer(tmp_path, *RUNS)
+    for row_id in RUNS:
+        row = rows[row_id]
+        assert row["status"] == "failed", row_id
+        answers = row["diagnostics"]["receiverAnswers"]
+        assert answers and all("JSON-RPC error -32602" in a for a in answers), answers
+        assert answers[0].startswith(f"{row_id}:before /hooks/intercept: HTTP 200"), answers
+
+
+def test_an_sdk_without_a_compaction_wire_adapter_is_unsupported_naming_the_convention(
+    tmp_path: Path,
+) -> None:
+    bare = tmp_path / "sdk"
+    shutil.copytree(SDK, bare, ignore=shutil.ignore_patterns("compaction_wire.py", "__pycache__"))
+    rows = _over_bearer(tmp_path, RUNS[0], sdk=bare)
+    assert rows[RUNS[0]]["status"] == "unsupported"
+    assert "interop/compaction_wire.py" in rows[RUNS[0]]["error"]
+    assert upstream.SOURCE in rows[RUNS[0]]["error"]
