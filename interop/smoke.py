@@ -42,6 +42,7 @@ from interop.runtime.context import RunContext, Timeouts, run_context, write_jso
 from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError
 from interop.suites import v1fixture
+from interop.suites.compaction import upstream as compaction_v1
 from interop.suites.core.scenarios import load_set
 from interop.suites.core.verify import verify_set
 from interop.suites.elicitation import upstream as elicitation_v1
@@ -549,6 +550,107 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
         receiver.stop()
 
 
+SMOKE_COMPACTION = "smoke-compaction:before"
+
+
+def _compaction_request(ident: str, *, trigger: bool = True) -> dict[str, Any]:
+    """A small valid context.compact.before request (inline text, docs/COMPACTION.md)."""
+    text = {"id": "smoke-ins", "kind": "text", "mediaType": "text/plain", "selection": "body"}
+    event: dict[str, Any] = {
+        "id": ident,
+        "source": "urn:ahp-interop:smoke",
+        "type": "context.compact.before",
+        "time": "2026-04-11T09:30:00Z",
+        "items": [
+            {
+                "id": "smoke-m1",
+                "role": "user",
+                "parts": [{**text, "id": "smoke-m1:t", "text": "hi"}],
+            }
+        ],
+        "instructions": [{**text, "text": "Keep it short."}],
+    }
+    if trigger:
+        event["trigger"] = "manual"
+    capabilities = {
+        "effects": ["modify"],
+        "modify": {"instructions": {"replace": True, "merge": False}},
+    }
+    params = {"protocolVersion": "draft", "event": event, "capabilities": capabilities}
+    return {"jsonrpc": "2.0", "id": ident, "method": "hooks/intercept", "params": params}
+
+
+def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> None:
+    """A contract v1 SDK's compaction-wire receiver, found by upstream's convention
+    (docs/COMPACTION.md, "With a contract v1 adapter"): it announces its endpoint,
+    answers a valid call with its scope's action and records it, refuses another
+    token 401, and refuses an invalid request -32602 without recording it."""
+    name = "the compaction-wire receiver (interop/compaction_wire.*) announces its endpoint"
+    if isinstance(compaction_v1.command_of(adapter), str):
+        checks.skip(name, "the SDK has no compaction-wire adapter: its rows are unsupported")
+        return
+    refused = "smoke-compaction-refused:before"
+    scopes = {(SMOKE_COMPACTION, 0): {"kind": "effects", "effects": []}}
+    scopes[(refused, 0)] = {"kind": "effects", "effects": []}
+    receiver = compaction_v1.V1Receiver(ctx, adapter, scopes, secrets.token_urlsafe(24))
+    fix = (
+        "start with `SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server` and print "
+        '{"endpoint": "http://127.0.0.1:PORT"} as the first stdout line '
+        "(upstream compaction_wire_matrix.py)"
+    )
+    try:
+        receiver.start()
+    except ServerStartError as exc:
+        checks.add(name, str(exc), fix)
+        receiver.stop()
+        return
+    checks.add(name, None)
+    url = receiver.base + compaction_v1.INTERCEPT
+
+    def call(ident: str, token: str, request: dict[str, Any]) -> tuple[int, Any]:
+        headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+        status, body = v1fixture.post(url, json.dumps(request).encode(), headers, 10.0)
+        return status, (json.loads(body) if body else None)
+
+    try:
+        token = receiver.tokens[receiver.names[(SMOKE_COMPACTION, 0)]]
+        status, answer = call(SMOKE_COMPACTION, token, _compaction_request(SMOKE_COMPACTION))
+        entries, _ = receiver.upstream_entries()
+        result = answer.get("result") if isinstance(answer, dict) else None
+        checks.add(
+            "a valid context.compact.before (inline text) is answered with its scope's "
+            "action and recorded",
+            None
+            if status == 200 and result == {"protocolVersion": "draft", "effects": []} and entries
+            else f"answered {status}: {json.dumps(answer)[:160]}; {len(entries or [])} recorded",
+            "accept canonical inline text parts (schema/draft/content-item.schema.json: text is "
+            "inline, only non-text media are body references), answer the scope's action and "
+            "append {subscription, request, response} to STORE_DIR/receipts.jsonl",
+        )
+        status, _ = call(SMOKE_COMPACTION, secrets.token_urlsafe(12), _compaction_request("x"))
+        checks.add(
+            "another token is refused 401",
+            None if status == 401 else f"answered {status}",
+            "answer 401 unless one Authorization: Bearer carries a token of AHP_COMPACTION_TOKENS",
+        )
+        before = len(receiver.upstream_entries()[0] or [])
+        token = receiver.tokens[receiver.names[(refused, 0)]]
+        status, answer = call(refused, token, _compaction_request(refused, trigger=False))
+        error = answer.get("error") if isinstance(answer, dict) else None
+        after = len(receiver.upstream_entries()[0] or [])
+        checks.add(
+            "an invalid request (no trigger) is answered -32602 and not recorded",
+            None
+            if isinstance(error, dict) and error.get("code") == -32602 and after == before
+            else f"answered {status}: {json.dumps(answer)[:160]}; recorded {after - before}",
+            "validate every request against intercept-request; refuse with -32602, record nothing",
+        )
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        checks.add("the compaction-wire receiver answers", str(exc), fix)
+    finally:
+        receiver.stop()
+
+
 def smoke(
     target: AdapterDir, reference: Adapter | None, build: bool = True, spec: Path | None = None
 ) -> int:
@@ -596,6 +698,7 @@ def smoke(
             _stdio_checks(ctx, adapter, rows_file, rows, checks)
             if checks.contract == "v1":
                 _elicitation_checks(ctx, adapter, checks)
+                _compaction_checks(ctx, adapter, checks)
             if reference is not None:
                 _client_checks(ctx, adapter, reference, rows, checks)
     failed = [c for c in checks.checks if not c.passed]

@@ -132,3 +132,51 @@ def test_a_v1_sdk_without_an_elicitation_adapter_is_not_checked_there(
     code, output = _smoke_v1(sdk, capsys)
     assert code == 0, output
     assert f"--   {ELICITATION_CHECKS[0]}: not checked" in output
+
+
+COMPACTION_CHECKS = (
+    "the compaction-wire receiver (interop/compaction_wire.*) announces its endpoint",
+    "a valid context.compact.before (inline text) is answered with its scope's action and recorded",
+    "an invalid request (no trigger) is answered -32602 and not recorded",
+)
+
+
+def test_a_v1_sdks_compaction_wire_receiver_is_checked_by_upstreams_convention(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, output = _smoke_v1(UPSTREAM_SDK, capsys)
+    assert code == 0, output
+    for check in COMPACTION_CHECKS:
+        assert f"ok   {check}" in output, check
+
+
+@pytest.mark.parametrize(
+    ("fault", "failed"),
+    [
+        ("compaction-wire-body-refs", COMPACTION_CHECKS[1]),  # refuses inline text
+        ("compaction-wire-accept-all", COMPACTION_CHECKS[2]),  # records what it must refuse
+    ],
+)
+def test_a_wrong_compaction_wire_receiver_fails_with_the_fix(
+    fault: str,
+    failed: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", fault)
+    code, output = _smoke_v1(UPSTREAM_SDK, capsys)
+    assert code == 1
+    assert f"FAIL {failed}: answered 200" in output, output
+    others = [c for c in COMPACTION_CHECKS if c != failed]
+    assert all(f"ok   {c}" in output for c in others), output
+
+
+def test_a_v1_sdk_without_a_compaction_wire_adapter_is_not_checked_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sdk = tmp_path / "sdk"
+    shutil.copytree(UPSTREAM_SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
+    (sdk / "interop" / "compaction_wire.py").unlink()
+    code, output = _smoke_v1(sdk, capsys)
+    assert code == 0, output
+    assert f"--   {COMPACTION_CHECKS[0]}: not checked" in output
