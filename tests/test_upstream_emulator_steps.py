@@ -299,7 +299,9 @@ def test_python_client_against_the_emulator_catalogue_server(tmp_path: Path) -> 
     emulator's receiver can judge passes. It checks notifications minimally and
     keeps no lineage, so the two rows whose events only the full event schemas
     reject and the three lineage rejections are accepted and fail there, naming
-    the errorKind the receiver should have given; the probes then do not run."""
+    the errorKind the receiver should have given. The receiver probes still run
+    (they judge the receiver alone): its discovery passes, and every observe probe
+    fails on the 200 it answers where the spec wants 202 or 204 (AHP-HTTP-001)."""
     code, report = _matrix(
         tmp_path,
         "catalogue",
@@ -327,8 +329,12 @@ def test_python_client_against_the_emulator_catalogue_server(tmp_path: Path) -> 
             assert row["status"] == "passed", (sid, row.get("error"))
     registrations = [s for s, r in vectors.items() if r["category"] == "registration"]
     assert len(registrations) == 13 and all(rows[s]["status"] == "passed" for s in registrations)
-    probes = [r for r in rows_of(report, combination) if r["set"] == "catalogue-receiver-probes"]
-    assert probes and all(r["status"] == "not-run" for r in probes)
+    probes = {
+        r["id"]: r for r in rows_of(report, combination) if r["set"] == "catalogue-receiver-probes"
+    }
+    assert probes.pop("capabilities-200-with-the-same-id")["status"] == "passed"
+    assert probes and all(r["status"] == "failed" for r in probes.values()), probes
+    assert all("got 200" in r["error"] or "got false" in r["error"] for r in probes.values())
     assert code == 1
 
 
