@@ -8,7 +8,8 @@ a subscription by its bearer token only, answers each scope with the action its
 subscriptions file gives, refuses an invalid request with -32602 and records each
 accepted exchange in receipts.jsonl. Over real sockets, against our Python host,
 these tests show that the harness plays each scripted reply through a scope of
-its own, reads that record as receipts, keeps the rows the receiver cannot play
+its own (over HTTP by a forwarder, over stdio by the bridge that spawns the
+receiver once per call), reads that record as receipts, keeps the rows the receiver cannot play
 unsupported with the reason, and still fails a wrong receiver with its answers
 as evidence.
 """
@@ -88,7 +89,7 @@ def test_a_v1_receiver_plays_each_scripted_reply_and_is_judged_from_its_own_reco
     assert combination["shapes"]["receipts"] == upstream.RECEIPT_SHAPE
 
 
-def test_a_v1_host_a_v1_receiver_over_stdio_and_other_auth_modes_are_named(
+def test_a_v1_host_and_other_auth_modes_are_named_and_stdio_runs_through_the_bridge(
     tmp_path: Path,
 ) -> None:
     report = _run(
@@ -101,8 +102,9 @@ def test_a_v1_host_a_v1_receiver_over_stdio_and_other_auth_modes_are_named(
     for transport in ("http", "stdio"):  # upstream's host reads its own case plans
         (row,) = rows_of(report, by_pair[(EMULATOR, "python", transport)])
         assert (row["status"], row["error"]) == ("unsupported", upstream.HOST_OWN_CASES)
+    # over stdio the bridge spawns the receiver once per call (`stdio <scope>`)
     (row,) = rows_of(report, by_pair[("python", EMULATOR, "stdio")])
-    assert (row["status"], row["error"]) == ("unsupported", upstream.RECEIVER_STDIO)
+    assert row["status"] == "passed", row.get("error")
     other = by_pair[("python", EMULATOR, "http")]  # auth none: per-scope bearer tokens only
     assert (other["status"], other["reason"]) == ("inapplicable", upstream.RECEIVER_ONLY_BEARER)
 
@@ -118,17 +120,25 @@ def test_a_receiver_that_records_what_it_had_to_refuse_fails_the_negatives(
         assert rows[row_id]["error"].startswith("NegativeRecorded: "), rows[row_id]["error"]
 
 
+@pytest.mark.parametrize(
+    ("transport", "auth", "path"),
+    [("http", "bearer", "/hooks/intercept: HTTP 200"), ("stdio", "none", "stdio ")],
+)
 def test_a_receiver_that_refuses_inline_text_fails_every_run_with_its_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str, auth: str, path: str
 ) -> None:
     monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "compaction-wire-body-refs")
-    rows = _over_bearer(tmp_path, *RUNS)
+    report = _run(
+        tmp_path, "python", EMULATOR, "--transports", transport, "--auth", auth,
+        *_picked(*RUNS),
+    )  # fmt: skip
+    rows = _rows(report, "python", EMULATOR)
     for row_id in RUNS:
         row = rows[row_id]
         assert row["status"] == "failed", row_id
         answers = row["diagnostics"]["receiverAnswers"]
         assert answers and all("JSON-RPC error -32602" in a for a in answers), answers
-        assert answers[0].startswith(f"{row_id}:before /hooks/intercept: HTTP 200"), answers
+        assert answers[0].startswith(f"{row_id}:before {path}"), answers
 
 
 def test_an_sdk_without_a_compaction_wire_adapter_is_unsupported_naming_the_convention(

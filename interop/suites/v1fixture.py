@@ -9,23 +9,21 @@ language (an `interop/<name>.py` run with the SDK's `.venv/bin/python` and
 `{"endpoint": "http://127.0.0.1:PORT"}` line on its stdout (upstream
 `interop/elicitation_matrix.py`, `compaction_wire_matrix.py`). Such a receiver has no
 control listener of ours: here `/health`, `/mark`, `/receipts` and `/shutdown`
-are served by the harness, which reads the receiver's own record (each suite
-says how: `Fixture.upstream_entries`) and places every mark where that record
-stood when the mark came. Nothing here judges: the suites' verifiers do.
+are served by the harness (suites/v1control.py), which reads the receiver's own
+record (each suite says how: `Fixture.upstream_entries`) and places every mark
+where that record stood when the mark came. Nothing here judges: the suites' verifiers do.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import os
 import select
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,8 +34,8 @@ from interop.runtime import process
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
 from interop.runtime.server import ServerStartError
-
-Entries = tuple[list[dict[str, Any]] | None, str | None]  # (entries, or why there are none)
+from interop.suites import v1control
+from interop.suites.v1control import Entries
 
 
 def is_v1(adapter: Adapter) -> bool:
@@ -82,15 +80,6 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tupl
         connection.close()
 
 
-@dataclass
-class _Record:
-    """The control calls served in front of a v1 receiver."""
-
-    receipts: Any  # () -> Entries
-    marks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
 class Fixture:
     """A contract v1 receiver process with our control calls served in front of it.
     Quacks like `Server` where a suite uses one. A suite's subclass starts it
@@ -111,7 +100,7 @@ class Fixture:
         self.spawned: process.Spawned | None = None
         self.leaks: list[str] = []
         self._shim: ThreadingHTTPServer | None = None
-        self._record = _Record(self.upstream_entries)
+        self._record = v1control.Record(self.upstream_entries)
 
     def upstream_entries(self) -> Entries:
         raise NotImplementedError
@@ -192,71 +181,7 @@ class Fixture:
         return ("; its log ends: " + " | ".join(tail)) if tail else ""
 
     def _serve_control(self) -> None:
-        record = self._record
-
-        class Control(BaseHTTPRequestHandler):
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def _answer(self, status: int, value: Any) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                if self.path == "/health":
-                    self._answer(200, {"ready": True})
-                elif self.path == "/receipts":
-                    entries, problem = record.receipts()
-                    if entries is None:
-                        self._answer(502, {"error": problem})
-                        return
-                    with record.lock:
-                        marks = list(record.marks)
-                    merged: list[Any] = []
-                    for position, entry in enumerate([*entries, None]):
-                        merged += [mark for at, mark in marks if at == position]
-                        if entry is not None:
-                            merged.append(entry)
-                    self._answer(200, {"entries": merged})
-                else:
-                    self._answer(404, {"error": "unknown"})
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(size) if 0 < size <= 65536 else b"{}"
-                if self.path == "/mark":
-                    try:
-                        mark = json.loads(body)
-                    except ValueError:
-                        self._answer(400, {"error": "not JSON"})
-                        return
-                    entries, problem = record.receipts()
-                    if entries is None:
-                        self._answer(502, {"error": problem})
-                        return
-                    entry = {k: mark.get(k) for k in ("kind", "id", "scenario")}
-                    with record.lock:
-                        record.marks.append((len(entries), entry))
-                    self._answer(200, {"ok": True})
-                elif self.path == "/shutdown":
-                    self._answer(200, {"shutdown": True})
-                elif self.path == "/release":  # nothing is held by a v1 receiver
-                    self._answer(200, {"ok": True})
-                elif self.path == "/wait-observed":
-                    # a v1 receiver records no notification to wait for: the wait ends
-                    # at once, and the verdict finds what the record lacks
-                    self._answer(200, {"ok": True})
-                else:
-                    self._answer(404, {"error": "unknown"})
-
-        self._shim = ThreadingHTTPServer(("127.0.0.1", 0), Control)
-        self._shim.daemon_threads = True
-        threading.Thread(target=self._shim.serve_forever, daemon=True).start()
-        self.control = f"http://127.0.0.1:{self._shim.server_address[1]}"
+        self._shim, self.control = v1control.serve(self._record)
 
     def entries(self, schema: str = "") -> tuple[list[Any] | None, list[CombinationError]]:
         try:

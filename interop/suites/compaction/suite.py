@@ -144,8 +144,8 @@ class CompactionSuite:
         adapters: dict[str, Adapter],
     ) -> None:
         """A set with a contract v1 side (docs/COMPACTION.md, "With a contract v1
-        adapter"): our host before a v1 receiver over HTTP, its rows that receiver can
-        play; everything else unsupported with the reason."""
+        adapter"): our host before a v1 receiver, the rows that receiver can play;
+        everything else unsupported with the reason."""
         client, server = adapters[combination.client], adapters[combination.server]
         transport = combination.transport
         rows = scenario_set.for_transport(transport)
@@ -153,8 +153,6 @@ class CompactionSuite:
         whole: str | None = None
         if is_v1(client):
             whole = upstream.HOST_OWN_CASES
-        elif transport != "http":
-            whole = upstream.RECEIVER_STDIO
         elif isinstance(found := upstream.command_of(server), str):
             whole = found  # an SDK without a compaction-wire adapter
         skipped = [(r, whole or upstream.not_for_v1(r)) for r in rows]
@@ -166,12 +164,57 @@ class CompactionSuite:
         runnable: list[CompactionRow] = [r for r, reason in skipped if reason is None]
         if not runnable:
             return
-        part = upstream.subset(scenario_set, runnable)
         home = ctx.unique(f"compaction-{scenario_set.name}")
-        stage = f"client[{scenario_set.name}]"
-        receiver = upstream.V1Receiver(
-            ctx, server, upstream.scopes_of(runnable), ctx.trust.bearer_token
+        client_file = upstream.subset(scenario_set, runnable).write(
+            home / "client.json", transport, blind=client.blind
         )
+        scopes = upstream.scopes_of(runnable)
+        if transport == "http":
+            report, entries, errors, answers = self._run_v1_http(
+                ctx, outcome, combination, adapters, scopes, client_file, home, scenario_set.name
+            )
+        else:
+            report, entries, errors, answers = self._run_v1_stdio(
+                ctx, combination, adapters, scopes, client_file, home, scenario_set.name
+            )
+        outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
+        judged, set_errors = verify_set(
+            scenario_set.name,
+            runnable,
+            report=report,
+            entries=entries,
+            client_exit=None,
+            language=client.language,
+            stage=f"client[{scenario_set.name}]",
+            prior_errors=errors,
+        )
+        for verdict in judged:  # wire evidence: what the receiver answered each call
+            if verdict.status == Status.FAILED:
+                row = next(r for r in runnable if r.id == verdict.id)
+                ids = (
+                    [row.negative.get("id")]
+                    if row.negative
+                    else [row.boundary_id(b) for b in ("before", "after")]
+                )
+                said = [f"{i} {a}" for i in ids for a in answers.get(str(i), [])]
+                verdict.diagnostics["receiverAnswers"] = said or ["no call reached it"]
+        outcome.rows += judged
+        outcome.errors += set_errors
+
+    def _run_v1_http(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        adapters: dict[str, Adapter],
+        scopes: dict[tuple[str, int], dict[str, Any]],
+        client_file: Path,
+        home: Path,
+        set_name: str,
+    ) -> tuple[Any, Any, list[CombinationError], dict[str, list[str]]]:
+        """Our host before the v1 receiver over HTTP, through the scope forwarder."""
+        client, server = adapters[combination.client], adapters[combination.server]
+        receiver = upstream.V1Receiver(ctx, server, scopes, ctx.trust.bearer_token)
         report: Any = None
         entries: Any = None
         errors: list[CombinationError] = []
@@ -185,8 +228,8 @@ class CompactionSuite:
                 run = run_client(
                     ctx,
                     client,
-                    stage=stage,
-                    scenario_file=part.write(home / "client.json", "http", blind=client.blind),
+                    stage=f"client[{set_name}]",
+                    scenario_file=client_file,
                     transport="http",
                     auth=combination.auth,
                     endpoint=receiver.endpoint,
@@ -201,14 +244,13 @@ class CompactionSuite:
                 )
             finally:
                 refusing.close()
-            ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
+            ctx.keep_log(run.log, f"{combination.key}/client-{set_name}.log")
             report, errors = run.report, list(run.errors)
             entries, receipt_errors = receiver.entries(RECEIPTS)
             errors += receipt_errors
-            outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
         finally:
             receiver.stop()
-            ctx.keep_log(receiver.log, f"{combination.key}/server-{scenario_set.name}.log")
+            ctx.keep_log(receiver.log, f"{combination.key}/server-{set_name}.log")
         if receiver.leaks:
             outcome.errors.append(
                 CombinationError(
@@ -217,28 +259,43 @@ class CompactionSuite:
                     f"left running by the server: {len(receiver.leaks)} process(es)",
                 )
             )
-        judged, set_errors = verify_set(
-            scenario_set.name,
-            runnable,
-            report=report,
-            entries=entries,
-            client_exit=None,
-            language=client.language,
-            stage=stage,
-            prior_errors=errors,
+        return report, entries, errors, receiver.answers
+
+    def _run_v1_stdio(
+        self,
+        ctx: RunContext,
+        combination: Combination,
+        adapters: dict[str, Adapter],
+        scopes: dict[tuple[str, int], dict[str, Any]],
+        client_file: Path,
+        home: Path,
+        set_name: str,
+    ) -> tuple[Any, Any, list[CombinationError], dict[str, list[str]]]:
+        """Our host before the v1 receiver over stdio: the host starts the stdio
+        bridge as its server, which spawns the receiver once per call."""
+        client, server = adapters[combination.client], adapters[combination.server]
+        keys, answers_file = upstream.stdio_bridge_keys(ctx, server, scopes, home)
+        run = run_client(
+            ctx,
+            client,
+            stage=f"client[{set_name}]",
+            scenario_file=client_file,
+            transport="stdio",
+            auth="none",
+            stdio_server=keys,
+            command_key="lifecycleClient",
+            extra={
+                "suite": "compaction",
+                "childPidFile": str(home / "child.json"),
+                "backends": _backends(home, None),
+            },
+            schema="compaction-client-config.schema.json",
         )
-        for verdict in judged:  # wire evidence: what the receiver answered each call
-            if verdict.status == Status.FAILED:
-                row = next(r for r in runnable if r.id == verdict.id)
-                ids = (
-                    [row.negative.get("id")]
-                    if row.negative
-                    else [row.boundary_id(b) for b in ("before", "after")]
-                )
-                said = [f"{i} {a}" for i in ids for a in receiver.answers.get(str(i), [])]
-                verdict.diagnostics["receiverAnswers"] = said or ["no call reached it"]
-        outcome.rows += judged
-        outcome.errors += set_errors
+        ctx.keep_log(run.log, f"{combination.key}/client-{set_name}.log")
+        report = run.report if isinstance(run.report, dict) else {}
+        receipts = report.get("receipts")
+        entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        return run.report, entries, list(run.errors), upstream.read_answers(answers_file)
 
 
 def _backends(home: Path, refusing: Any) -> dict[str, Any]:

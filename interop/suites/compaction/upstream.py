@@ -18,7 +18,10 @@ reply of each boundary. So every scripted reply becomes a scope of its own
 (`<boundary id>#<n>`) whose action is that reply's effects, and the harness,
 between our client and the receiver, forwards the n-th call of a boundary
 with that scope's token in place of the run's: the bytes and every other
-header go through unchanged, and the answer comes back unchanged. The
+header go through unchanged, and the answer comes back unchanged. Over stdio
+upstream's host spawns the receiver once per call (`stdio <scope>`); there our
+host starts the harness's bridge as its server (`stdio_bridge.py`), which
+does the same for each line. The
 receiver's record is read back as our receipts (`received`, then `replied`,
 per line) with the client's marks placed where it stood. Rows the receiver
 cannot play are unsupported with the reason: notifications (it serves no
@@ -35,19 +38,22 @@ import http.client
 import json
 import secrets
 import socket
+import sys
 import threading
 from collections import Counter
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import Adapter
-from interop.jsonvalue import JsonError, loads
 from interop.runtime.context import RunContext
 from interop.runtime.server import ServerStartError
 from interop.schema import canonical
 from interop.suites.compaction.scenarios import CompactionRow, CompactionSet
-from interop.suites.v1fixture import Entries, Fixture, find_command
+from interop.suites.compaction.stdio_bridge import describe, read_receipts
+from interop.suites.v1control import Entries
+from interop.suites.v1fixture import Fixture, find_command
 
 NONCORE = (
     "interop/compaction_wire.py",
@@ -63,6 +69,7 @@ RECEIPT_SHAPE = (
 TOKENS_ENV = "AHP_COMPACTION_TOKENS"
 UPLOAD_TOKENS_ENV = "AHP_COMPACTION_UPLOAD_TOKENS"
 INTERCEPT = "/hooks/intercept"
+STDIO_CALL_TIMEOUT = 20  # seconds: upstream's host waits as long for a stdio receiver
 RECEIVER_ONLY_BEARER = (
     "contract v1's compaction-wire receiver knows a subscription by its bearer token "
     f"alone ({SOURCE}): over HTTP it runs with bearer only"
@@ -72,11 +79,6 @@ HOST_OWN_CASES = (
     "case plans ({cases: [{name, before, after}]}) and reads no scenario file, and its "
     f"compaction adapter drives the test-only method compaction/run, not AHP wire ({SOURCE}, "
     "compaction_matrix.py): our rows script the requests a host sends"
-)
-RECEIVER_STDIO = (
-    "contract v1's compaction-wire receiver over stdio is one process per subscription call "
-    f"(`stdio <scope>`), spawned by upstream's host ({SOURCE}); our hosts start one server "
-    "per set, so it runs over HTTP here"
 )
 NO_OBSERVE = (
     "contract v1's compaction-wire receiver serves /upload and /hooks/intercept only, no "
@@ -159,6 +161,11 @@ def scopes_of(rows: list[CompactionRow]) -> dict[tuple[str, int], dict[str, Any]
     return scopes
 
 
+def scope_names(scopes: dict[tuple[str, int], dict[str, Any]]) -> dict[tuple[str, int], str]:
+    """Each scope's name in the subscriptions file: `<request id>#<n>`."""
+    return {key: f"{key[0]}#{key[1]}" for key in scopes}
+
+
 def subset(scenario_set: CompactionSet, rows: list[CompactionRow]) -> CompactionSet:
     return replace(scenario_set, rows=tuple(rows))
 
@@ -178,7 +185,7 @@ class V1Receiver(Fixture):
     ) -> None:
         super().__init__(ctx, adapter, "compaction-v1")
         self.token = token  # the run's bearer token, which our client sends
-        self.names = {key: f"{key[0]}#{key[1]}" for key in scopes}
+        self.names = scope_names(scopes)
         self.actions = {self.names[key]: action for key, action in scopes.items()}
         self.tokens = {name: secrets.token_urlsafe(24) for name in self.actions}
         for secret in self.tokens.values():
@@ -225,15 +232,9 @@ class V1Receiver(Fixture):
         """What the receiver answered a call, kept by the call's id (wire evidence)."""
         try:
             ident = json.loads(body).get("id")
-            answer = json.loads(reply) if reply else None
         except (ValueError, AttributeError):
-            ident, answer = None, None
-        error = answer.get("error") if isinstance(answer, dict) else None
-        said = f"{path}: HTTP {status}"
-        if isinstance(error, dict):
-            said += f", JSON-RPC error {error.get('code')} {str(error.get('message'))[:80]!r}"
-        elif isinstance(answer, dict) and "result" in answer:
-            said += ", a result"
+            ident = None
+        said = describe(f"{path}: HTTP {status}", reply)
         with self._lock:
             self.answers.setdefault(str(ident), []).append(said)
 
@@ -274,26 +275,7 @@ class V1Receiver(Fixture):
         self.endpoint = f"http://127.0.0.1:{self._forwarder.server_address[1]}{INTERCEPT}"
 
     def upstream_entries(self) -> Entries:
-        """The receiver's `receipts.jsonl`, as our receipts: per accepted exchange a
-        `received` entry with its request and a `replied` entry."""
-        path = self.store / "receipts.jsonl"
-        if not path.exists():
-            return [], None
-        entries: list[dict[str, Any]] = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                item = loads(line, origin=f"receipts.jsonl line {number}")
-            except JsonError as exc:
-                return None, str(exc)
-            request = item.get("request") if isinstance(item, dict) else None
-            ident = request.get("id") if isinstance(request, dict) else None
-            if ident is None:
-                return None, f"receipts.jsonl line {number} is not {{subscription, request, ...}}"
-            entries.append({"kind": "received", "id": ident, "message": request})
-            entries.append({"kind": "replied", "id": ident})
-        return entries, None
+        return read_receipts(self.store)
 
     def stop(self) -> None:
         if self._forwarder is not None:
@@ -315,3 +297,57 @@ def _forward(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes
         return 502, json.dumps({"error": f"the receiver: {exc}"}).encode(), "application/json"
     finally:
         connection.close()
+
+
+def stdio_bridge_keys(
+    ctx: RunContext,
+    server: Adapter,
+    scopes: dict[tuple[str, int], dict[str, Any]],
+    home: Path,
+) -> tuple[dict[str, Any], Path]:
+    """The client config keys that make our host start the stdio bridge in front of
+    the v1 receiver (suites/compaction/stdio_bridge.py), and where the bridge notes
+    what each receiver process answered."""
+    found = command_of(server)
+    assert not isinstance(found, str)  # checked before: an SDK without one is unsupported
+    argv, env = found
+    names = scope_names(scopes)
+    store = home / "store"
+    store.mkdir(parents=True, exist_ok=True)
+    subscriptions = home / "subscriptions.json"
+    subscriptions.write_text(
+        json.dumps({names[key]: action for key, action in scopes.items()}, indent=1),
+        encoding="utf-8",
+    )
+    (home / "ready").mkdir(exist_ok=True)
+    answers = home / "answers.jsonl"
+    schema_dir = str(ctx.schema_dir(server))
+    config = {
+        "readinessFile": str(home / "ready" / "readiness.json"),
+        "receiver": [*argv, schema_dir, str(store), str(subscriptions)],
+        "cwd": str(server.directory),
+        "env": {k: env[k] for k in ("PYTHONPATH",) if k in env},
+        "scopes": {f"{key[0]}#{key[1]}": name for key, name in names.items()},
+        "store": str(store),
+        "answers": str(answers),
+        "timeoutSeconds": STDIO_CALL_TIMEOUT,
+    }
+    config_path = home / "bridge-config.json"
+    config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+    command = [sys.executable, "-m", "interop.suites.compaction.stdio_bridge"]
+    keys = {"serverCommand": command, "serverCwd": str(home), "serverConfig": str(config_path)}
+    return keys, answers
+
+
+def read_answers(path: Path) -> dict[str, list[str]]:
+    """The bridge's notes of what each receiver process answered, by request id."""
+    found: dict[str, list[str]] = {}
+    if not path.exists():
+        return found
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            note = json.loads(line)
+        except ValueError:
+            continue
+        found.setdefault(str(note.get("id")), []).append(str(note.get("said")))
+    return found

@@ -38,7 +38,8 @@ from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.elicitation.scenarios import ElicitationRow, ElicitationSet
-from interop.suites.v1fixture import Entries, Fixture, find_command, is_v1, post
+from interop.suites.v1control import Entries
+from interop.suites.v1fixture import Fixture, find_command, is_v1, post
 
 # Upstream's driver runs one command per SDK, from the SDK's root: the python-sdk's
 # `.venv/bin/python interop/elicitation.py`, `node interop/elicitation.mjs`, Go's

@@ -2,7 +2,9 @@
 (upstream `interop/compaction_wire_matrix.py` at its newest revision, 8f91ac41,
 with inline text parts, as the project's research notes record it).
 
-`SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server` prints one line `{"endpoint":
+`SCHEMA_DIR STORE_DIR SUBSCRIPTIONS stdio SCOPE` answers each request line
+on stdin with one line for that scope (no credential: one process per call,
+spawned by the host). `SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server` prints one line `{"endpoint":
 "http://127.0.0.1:PORT"}` and serves two POST routes. A caller is known by its
 bearer token alone: exactly one `Authorization: Bearer` header whose token
 AHP_COMPACTION_TOKENS (for /hooks/intercept) or AHP_COMPACTION_UPLOAD_TOKENS (for
@@ -99,11 +101,38 @@ def _effects(action: dict[str, Any], event: dict[str, Any]) -> list[Any]:
     return list(action.get("effects", []))
 
 
+def exchange(store: Path, config: dict[str, Any], scope: str, raw: bytes) -> dict[str, Any]:
+    """One call of a scope: the JSON-RPC answer; an accepted one is recorded."""
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        message = None
+    ident = message.get("id") if isinstance(message, dict) else None
+    error = {"code": -32602, "message": "Invalid compaction request"}
+    try:
+        if os.environ.get("UPSTREAM_EMULATOR_FAULT") == "compaction-wire-accept-all":
+            params = message.get("params") if isinstance(message, dict) else None
+            event = params.get("event") if isinstance(params, dict) else None
+            event = event if isinstance(event, dict) else {}
+        else:
+            _, event = _check(message)
+        action = config[scope]
+    except (Refused, AttributeError, KeyError):
+        return {"jsonrpc": "2.0", "id": ident, "error": error}
+    result = {"protocolVersion": "draft", "effects": _effects(action, event)}
+    response = {"jsonrpc": "2.0", "id": ident, "result": result}
+    line = {"subscription": scope, "request": message, "response": response}
+    with _LOCK, (store / "receipts.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+    return response
+
+
+_LOCK = threading.Lock()
+
+
 def serve(store: Path, config: dict[str, Any]) -> int:
     tokens = json.loads(os.environ.get("AHP_COMPACTION_TOKENS") or "{}")
     uploads = json.loads(os.environ.get("AHP_COMPACTION_UPLOAD_TOKENS") or "{}")
-    accept_all = os.environ.get("UPSTREAM_EMULATOR_FAULT") == "compaction-wire-accept-all"
-    lock = threading.Lock()
 
     def route(request: Request) -> Reply:
         known = uploads if request.path == "/upload" else tokens
@@ -124,25 +153,7 @@ def serve(store: Path, config: dict[str, Any]) -> int:
             (store / hashlib.sha256(f"{scope}\0{ref}".encode()).hexdigest()).write_bytes(raw)
             digest = hashlib.sha256(raw).hexdigest()
             return Reply(201, {"ref": ref, "size": len(raw), "sha256": digest})
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            return Reply(400, None)
-        ident = message.get("id") if isinstance(message, dict) else None
-        try:
-            if accept_all:
-                event = message.get("params", {}).get("event", {})
-            else:
-                _, event = _check(message)
-        except (Refused, AttributeError):
-            error = {"code": -32602, "message": "Invalid compaction request"}
-            return Reply(200, {"jsonrpc": "2.0", "id": ident, "error": error})
-        result = {"protocolVersion": "draft", "effects": _effects(config[scope], event)}
-        response = {"jsonrpc": "2.0", "id": ident, "result": result}
-        line = {"subscription": scope, "request": message, "response": response}
-        with lock, (store / "receipts.jsonl").open("a", encoding="utf-8") as out:
-            out.write(json.dumps(line) + "\n")
-        return Reply(200, response)
+        return Reply(200, exchange(store, config, scope, raw))
 
     listener = Listener(route)
     print(json.dumps({"endpoint": listener.url}), flush=True)
@@ -153,9 +164,21 @@ def serve(store: Path, config: dict[str, Any]) -> int:
     return 0
 
 
+def stdio(store: Path, config: dict[str, Any], scope: str) -> int:
+    """One process per subscription call: each line answered by one line."""
+    for line in sys.stdin.buffer:
+        if line.strip():
+            print(json.dumps(exchange(store, config, scope, line)), flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) == 4 and argv[3] == "server":
+    if len(argv) >= 4:
         config = json.loads(Path(argv[2]).read_text(encoding="utf-8"))
-        return serve(Path(argv[1]), config)
-    print("usage: compaction_wire.py SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server", file=sys.stderr)
+        if argv[3:] == ["server"]:
+            return serve(Path(argv[1]), config)
+        if len(argv) == 5 and argv[3] == "stdio":
+            return stdio(Path(argv[1]), config, argv[4])
+    usage = "usage: compaction_wire.py SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server | stdio SCOPE"
+    print(usage, file=sys.stderr)
     return 2
