@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
@@ -134,13 +134,27 @@ def run_step_client(
     return step
 
 
+class Stoppable(Protocol):
+    """A set's server: ours (`Server`) or a contract v1 receiver (`v1fixture.Fixture`)."""
+
+    log: Path
+    leaks: list[str]
+
+    def stop(self) -> None: ...
+
+
 def stop_server(
     ctx: RunContext, outcome: Outcome, combination: Combination, step: StepRun, set_name: str
 ) -> None:
     """Stop the run's HTTP server, keep its log, and name any process it left behind."""
-    server = step.server
-    if server is None:
-        return
+    if step.server is not None:
+        stop_and_keep(ctx, outcome, combination, step.server, set_name)
+
+
+def stop_and_keep(
+    ctx: RunContext, outcome: Outcome, combination: Combination, server: Stoppable, set_name: str
+) -> None:
+    """Stop a set's server, keep its log, and name any process it left behind."""
     server.stop()
     ctx.keep_log(server.log, f"{combination.key}/server-{set_name}.log")
     if server.leaks:

@@ -37,6 +37,7 @@ from interop.suites.steps import (
     run_sets,
     run_step_client,
     stdio_auth_none,
+    stop_and_keep,
     stop_server,
 )
 from interop.suites.v1fixture import is_v1
@@ -249,16 +250,7 @@ class CompactionSuite:
             entries, receipt_errors = receiver.entries(RECEIPTS)
             errors += receipt_errors
         finally:
-            receiver.stop()
-            ctx.keep_log(receiver.log, f"{combination.key}/server-{set_name}.log")
-        if receiver.leaks:
-            outcome.errors.append(
-                CombinationError(
-                    "server-stop",
-                    "ProcessLeak",
-                    f"left running by the server: {len(receiver.leaks)} process(es)",
-                )
-            )
+            stop_and_keep(ctx, outcome, combination, receiver, set_name)
         return report, entries, errors, receiver.answers
 
     def _run_v1_stdio(

@@ -32,6 +32,7 @@ from interop.suites.steps import (
     run_sets,
     run_step_client,
     stdio_auth_none,
+    stop_and_keep,
     stop_server,
 )
 from interop.suites.v1fixture import is_v1
@@ -256,16 +257,7 @@ class ElicitationSuite:
                 report, errors, client_exit = run.report, list(run.errors), run.exit_code
             entries, receipt_errors = receiver.entries(RECEIPTS)
             errors += receipt_errors
-            receiver.stop()
-            ctx.keep_log(receiver.log, f"{combination.key}/server-{scenario_set.name}.log")
-            if receiver.leaks:
-                outcome.errors.append(
-                    CombinationError(
-                        "server-stop",
-                        "ProcessLeak",
-                        f"left running by the server: {len(receiver.leaks)} process(es)",
-                    )
-                )
+            stop_and_keep(ctx, outcome, combination, receiver, scenario_set.name)
             if is_v1(server):
                 outcome.shapes["receipts"] = upstream.RECEIPT_SHAPE
         judged, set_errors = verify_set(

@@ -34,6 +34,7 @@ from interop.suites.steps import (
     refusing_port,
     run_v1_set,
     stdio_auth_none,
+    stop_and_keep,
 )
 
 Done = Callable[[Outcome], None]
@@ -302,16 +303,7 @@ class LifecycleSuite:
                 v1=not server_adapter.blind,
             )
         if server is not None:
-            server.stop()
-            ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
-            if server.leaks:
-                outcome.errors.append(
-                    CombinationError(
-                        "server-stop",
-                        "ProcessLeak",
-                        f"left running by the server: {len(server.leaks)} process(es)",
-                    )
-                )
+            stop_and_keep(ctx, outcome, combination, server, scenario_set.name)
         return probed
 
 
