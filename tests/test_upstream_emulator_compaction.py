@@ -150,3 +150,19 @@ def test_an_sdk_without_a_compaction_wire_adapter_is_unsupported_naming_the_conv
     assert rows[RUNS[0]]["status"] == "unsupported"
     assert "interop/compaction_wire.py" in rows[RUNS[0]]["error"]
     assert upstream.SOURCE in rows[RUNS[0]]["error"]
+
+
+def test_an_sdk_whose_adapter_json_lacks_the_lifecycle_commands_still_runs_its_receiver(
+    tmp_path: Path,
+) -> None:
+    """Upstream runs the compaction-wire adapter by convention, not from adapter.json:
+    an SDK that declares only its core commands is not unsupported here for that."""
+    sdk = tmp_path / "sdk"
+    shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest_path = sdk / "interop" / "adapter.json"
+    manifest = json.loads(manifest_path.read_text())
+    for key in ("lifecycleClient", "lifecycleServer"):
+        del manifest[key]
+    manifest_path.write_text(json.dumps(manifest))
+    rows = _over_bearer(tmp_path, RUNS[0], sdk=sdk)
+    assert rows[RUNS[0]]["status"] == "passed", rows[RUNS[0]].get("error")

@@ -134,3 +134,23 @@ def test_an_sdk_without_an_elicitation_adapter_is_unsupported_naming_the_convent
     row = _rows(report, EMULATOR, "python")["eli-form-accept"]
     assert row["status"] == "unsupported"
     assert "interop/elicitation.py" in row["error"] and "convention" in row["error"]
+
+
+def test_an_sdk_whose_adapter_json_lacks_the_lifecycle_commands_still_runs_both_sides(
+    tmp_path: Path,
+) -> None:
+    """Upstream runs the elicitation adapter by convention, not from adapter.json: an
+    SDK that declares only its core commands is not unsupported here for that."""
+    sdk = tmp_path / "sdk"
+    shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest_path = sdk / "interop" / "adapter.json"
+    manifest = json.loads(manifest_path.read_text())
+    for key in ("lifecycleClient", "lifecycleServer"):
+        del manifest[key]
+    manifest_path.write_text(json.dumps(manifest))
+    for client, server in (("python", EMULATOR), (EMULATOR, "python")):
+        report = _run(
+            tmp_path / client, client, server, "--auth", "bearer", *_picked(WIRE[0]), sdk=sdk
+        )
+        row = _rows(report, client, server)[WIRE[0]]
+        assert row["status"] == "passed", (client, server, row.get("error"))

@@ -201,17 +201,20 @@ def run_sets(
     adapters: dict[str, Adapter],
     run_set: Callable[[Outcome, Combination, Any], None],
     done: Callable[[Outcome], None] | None = None,
+    *,
+    by_convention: Callable[[Adapter], bool] = lambda _adapter: False,
 ) -> list[Outcome]:
     """One combination's run of a step suite: `run_set(outcome, combination, set)` per
-    scenario set; every row unsupported when an adapter lacks the lifecycle commands;
-    an interrupt stops before the next set."""
+    scenario set; every row unsupported when an adapter lacks the lifecycle commands
+    (unless the suite runs that adapter `by_convention`, e.g. a contract v1 SDK's own
+    non-core adapter); an interrupt stops before the next set."""
     combination = job.combinations[0]
     outcome = Outcome(suite, combination)
     started = time.monotonic()
     missing = [
         f"{name} has no {key!r} command"
         for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
-        if adapters[name].command(key) is None
+        if adapters[name].command(key) is None and not by_convention(adapters[name])
     ]
     for scenario_set in sets:
         if missing:

@@ -78,7 +78,8 @@ class ElicitationSuite:
         ) -> None:
             self._run_set(ctx, outcome, combination, scenario_set, adapters)
 
-        return run_sets(self.name, job, ctx, sets, adapters, run_set, done)
+        # a contract v1 side runs through its own non-core adapter, not adapter.json
+        return run_sets(self.name, job, ctx, sets, adapters, run_set, done, by_convention=is_v1)
 
     def _run_set(
         self,
