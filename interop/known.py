@@ -74,13 +74,16 @@ def row_path(combination: dict[str, Any], set_name: str, row_id: str) -> str:
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """`*` is any characters but `/`, `**` any characters; the rest is literal; whole path."""
+    """`*` is any characters but `/`, `**` any characters, `{a,b,...}` one of the
+    literal alternatives; the rest is literal; whole path."""
     parts: list[str] = []
-    for token in re.split(r"(\*\*|\*)", pattern):
+    for token in re.split(r"(\*\*|\*|\{[^{}]*\})", pattern):
         if token == "**":
             parts.append(".*")
         elif token == "*":
             parts.append("[^/]*")
+        elif token.startswith("{") and token.endswith("}"):
+            parts.append("(?:" + "|".join(re.escape(a) for a in token[1:-1].split(",")) + ")")
         else:
             parts.append(re.escape(token))
     return re.compile("".join(parts), re.DOTALL)

@@ -68,6 +68,9 @@ PATH = "core/upstream/python->typescript/http/bearer/deny-blocks"
         ("core/upstream/python->typescript/http/bearer/deny.blocks", False),  # . is literal
         ("core/upstream/python->typescript/http/*/deny-blocks", True),
         ("core/upstream/python->*/stdio/**", False),
+        ("core/upstream/python->typescript/*/*/{allow-x,deny-blocks}", True),  # one of
+        ("core/upstream/python->typescript/*/*/{allow-x,deny}", False),  # whole names
+        ("core/upstream/python->typescript/*/*/{deny-*}", False),  # literal inside braces
     ],
 )
 def test_patterns(pattern: str, matches: bool) -> None:

@@ -36,7 +36,7 @@ RUNS = (
     "cmp-three-before-subscriptions",
 )
 NEGATIVES = ("cmp-neg-no-trigger", "cmp-neg-text-body-ref")
-OBSERVED = "cmp-two-before-edits-one-after-edit"  # it has observers
+OBSERVED = "cmp-two-before-edits-one-after-edit"  # observers: the receiver takes no notification
 FAULT = "cmp-server-error-fail-open"  # a scripted server error
 INVALID = "cmp-deny-without-reason"  # a reply the schema refuses
 
@@ -79,12 +79,11 @@ def test_a_v1_receiver_plays_each_scripted_reply_and_is_judged_from_its_own_reco
         *_picked(*RUNS, *NEGATIVES, OBSERVED, FAULT, INVALID),
     )  # fmt: skip
     rows = _rows(report, "python", EMULATOR)
-    for row_id in (*RUNS, *NEGATIVES):
+    for row_id in (*RUNS, *NEGATIVES, OBSERVED):
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
-    assert rows[OBSERVED]["error"] == upstream.NO_OBSERVE
     assert rows[FAULT]["error"] == upstream.EFFECTS_ONLY
     assert rows[INVALID]["error"] == upstream.VALID_REPLIES
-    assert all(rows[i]["status"] == "unsupported" for i in (OBSERVED, FAULT, INVALID))
+    assert all(rows[i]["status"] == "unsupported" for i in (FAULT, INVALID))
     (combination,) = [c for c in report["combinations"] if c["server"] == EMULATOR]
     assert combination["shapes"]["receipts"] == upstream.RECEIPT_SHAPE
 
@@ -166,3 +165,17 @@ def test_an_sdk_whose_adapter_json_lacks_the_lifecycle_commands_still_runs_its_r
     manifest_path.write_text(json.dumps(manifest))
     rows = _over_bearer(tmp_path, RUNS[0], sdk=sdk)
     assert rows[RUNS[0]]["status"] == "passed", rows[RUNS[0]].get("error")
+
+
+def test_over_stdio_a_notification_spawns_no_receiver_and_the_chain_is_still_judged(
+    tmp_path: Path,
+) -> None:
+    """The bridge spawns the receiver for calls only: the row with observers passes on
+    its calls, its settlement and the host's report of whom it notified."""
+    report = _run(
+        tmp_path, "python", EMULATOR, "--transports", "stdio", "--auth", "none",
+        *_picked(OBSERVED, RUNS[1]),
+    )  # fmt: skip
+    rows = _rows(report, "python", EMULATOR)
+    for row_id in (OBSERVED, RUNS[1]):
+        assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))

@@ -10,7 +10,9 @@ convention, `compaction_wire_matrix.py@8f91ac41`). Our host starts one server
 per set and writes every call to it; this bridge, that server, does for each
 line what upstream's host does: it picks the call's scope (the n-th call with
 that id, as over HTTP), spawns the receiver for it in the SDK's root, writes
-the line unchanged and copies its one reply line back unchanged. It serves
+the line unchanged and copies its one reply line back unchanged. A
+notification (`hooks/observe`) spawns nothing: upstream's receiver takes none,
+and a notification has no answer to copy back. It serves
 our control calls (suites/v1control.py) from the receiver's
 `<storeDir>/receipts.jsonl`, and notes what each receiver process answered
 (`answers` in the config: one JSON line per call) as wire evidence. Nothing
@@ -72,6 +74,15 @@ def describe(status: str, reply: bytes) -> str:
     return f"{status}, {reply[:80]!r}"
 
 
+def _notification(line: bytes) -> bool:
+    """A JSON-RPC notification (a method and no id), e.g. hooks/observe."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "method" in message and "id" not in message
+
+
 def _write_atomic(path: Path, value: Any) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(value), encoding="utf-8")
@@ -124,6 +135,9 @@ def main(argv: list[str]) -> int:
     with open(config["answers"], "a", encoding="utf-8") as answers:
         for line in sys.stdin.buffer:
             if not line.strip():
+                continue
+            if _notification(line):  # upstream's receiver takes none: not spawned for it
+                answers.write(json.dumps({"id": None, "said": "a notification: not sent"}) + "\n")
                 continue
             reply, ident, said = _one_call(config, line.rstrip(b"\r\n"), counts)
             answers.write(json.dumps({"id": ident, "said": said}) + "\n")

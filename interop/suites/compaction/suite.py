@@ -189,6 +189,7 @@ class CompactionSuite:
             language=client.language,
             stage=f"client[{scenario_set.name}]",
             prior_errors=errors,
+            notifications=False,  # a v1 receiver takes none
         )
         for verdict in judged:  # wire evidence: what the receiver answered each call
             if verdict.status == Status.FAILED:

@@ -23,11 +23,14 @@ upstream's host spawns the receiver once per call (`stdio <scope>`); there our
 host starts the harness's bridge as its server (`stdio_bridge.py`), which
 does the same for each line. The
 receiver's record is read back as our receipts (`received`, then `replied`,
-per line) with the client's marks placed where it stood. Rows the receiver
-cannot play are unsupported with the reason: notifications (it serves no
-`hooks/observe`: observers, or intercept subscriptions a chain left
-uncalled), scripted faults or replies other than a list of effects, and
-replies the schema refuses (it validates its own and sends none it refuses). What
+per line) with the client's marks placed where it stood. The receiver takes
+no notification (it serves `/upload` and `/hooks/intercept` only): a
+`hooks/observe` goes to it unchanged and is answered as it answers, and the
+server-side receipt of notifications is not asserted (the host's report of
+whom it notified still is). Rows the receiver cannot play are unsupported
+with the reason: scripted faults or replies other than a list of effects,
+and replies the schema refuses (it validates its own and sends none it
+refuses). What
 the receiver answered each call is kept (`answers`) as wire evidence for a
 failed row. Nothing here judges: the suite's verifier does.
 """
@@ -80,10 +83,6 @@ HOST_OWN_CASES = (
     f"compaction adapter drives the test-only method compaction/run, not AHP wire ({SOURCE}, "
     "compaction_matrix.py): our rows script the requests a host sends"
 )
-NO_OBSERVE = (
-    "contract v1's compaction-wire receiver serves /upload and /hooks/intercept only, no "
-    f"hooks/observe ({SOURCE}); this row notifies subscriptions"
-)
 EFFECTS_ONLY = (
     "contract v1's compaction-wire receiver answers a scope with one fixed list of effects "
     f"({SOURCE}); this row scripts a fault or another reply"
@@ -128,9 +127,6 @@ def not_for_v1(row: CompactionRow) -> str | None:
     """Why a row cannot run against a v1 receiver, else None."""
     if row.negative is not None:
         return None
-    subs = [*(row.raw.get("before") or []), *(row.raw.get("after") or [])]
-    if any(s.get("mode") == "observe" for s in subs) or row.proof.get("observations"):
-        return NO_OBSERVE
     for boundary in ("before", "after"):
         sequence = row.raw.get("responseSequences", {}).get(boundary) or []
         calls = _calls(row, boundary)  # no sequence: the row expects no call there

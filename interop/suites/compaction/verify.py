@@ -30,7 +30,11 @@ def _mine(log: Entries, row: CompactionRow) -> list[int]:
     return log.naming_any(("scenario", row.id), *((k, i) for i in ids for k in ("id", "eventId")))
 
 
-def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
+def verify_run(row: CompactionRow, log: Entries, *, notifications: bool = True) -> list[Problem]:
+    """The row's receipts against its proof. `notifications`: whether the server
+    records the notifications it gets (a contract v1 compaction-wire receiver takes
+    none: then the proof's observations are not asserted, the client's report of
+    whom it notified still is)."""
     problems: list[Problem] = []
     mine = _mine(log, row)
     foreign = sorted({log.all[i]["kind"] for i in mine} - set(KINDS))
@@ -100,7 +104,7 @@ def verify_run(row: CompactionRow, log: Entries) -> list[Problem]:
         for i in log.naming_any(*(("eventId", ident) for ident in ids))
         if log.all[i]["kind"] == "observed"
     ]
-    remaining = list(proof["observations"])
+    remaining = list(proof["observations"]) if notifications else []
     for entry in observed:
         match = next((w for w in remaining if strict_equal(entry["message"], w)), None)
         if match is None:
@@ -157,6 +161,7 @@ def verify_set(
     language: str,
     stage: str,
     prior_errors: list[CombinationError],
+    notifications: bool = True,
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
     results, errors = check_step_report(
         report,
@@ -193,6 +198,11 @@ def verify_set(
                         f"{found[0]}: expected {_short(found[1])}, got {_short(found[2])}",
                     )
                 )
-            problems += verify_run(row, log)
+            problems += verify_run(row, log, notifications=notifications)
+            if not notifications and row.proof.get("observations"):
+                verdict.diagnostics["notAssertedForV1"] = (
+                    "the server's receipt of the notifications (proof.observations): a "
+                    "contract v1 compaction-wire receiver takes none"
+                )
         conclude(verdict, problems)
     return verdicts, errors
