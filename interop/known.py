@@ -28,8 +28,9 @@ Plain functions, for the command line to wire up:
   pattern matches is `known-failing` and carries `known: {pattern, reason,
   issue}` (the first entry that matches); a `failed` combination becomes
   `known-failing` when no row of it still fails and at least one is
-  known-failing (with combination errors, only when no row of it passed: the
-  known rows then stand for those errors); the rows' `counts` and `summary`
+  known-failing (with combination errors, only when the known rows stand for
+  them: each error's set, named by its stage, has a known-failing row and none
+  that passed; an error naming no set, the whole combination); the rows' `counts` and `summary`
   (with `summary.suites`) are recomputed. The list is the problems that fail
   the run, in entry order: `stale: PATTERN matches ROW, which passes; remove
   the entry` for each passing row a pattern matches, and, when `complete` (an
@@ -54,7 +55,7 @@ from typing import Any
 
 from interop.jsonvalue import JsonError, load_file
 from interop.report.document import rows_of
-from interop.results import STATUSES, Status
+from interop.results import STATUSES, Status, errors_covered
 
 VERSION = 1
 ENTRY_KEYS = ("pattern", "reason", "issue")
@@ -213,14 +214,17 @@ def _counts(statuses: list[str]) -> dict[str, int]:
     return {str(status): counted.get(str(status), 0) for status in STATUSES}
 
 
-def combination_status(combination: dict[str, Any], statuses: list[str]) -> str:
-    """A combination's status once its rows' statuses are as given (see the module docstring)."""
+def combination_status(combination: dict[str, Any], rows: list[tuple[str, str]]) -> str:
+    """A combination's status once its rows' (set, status) are as given (see the module
+    docstring)."""
     status = str(combination["status"])
     if status not in (Status.FAILED, Status.KNOWN_FAILING):
         return status
+    statuses = [s for _, s in rows]
     if not statuses or Status.FAILED in statuses or Status.KNOWN_FAILING not in statuses:
         return str(Status.FAILED)
-    if combination["errors"] and Status.PASSED in statuses:
+    stages = [str(e.get("stage", "")) for e in combination["errors"]]
+    if stages and not errors_covered(stages, rows):
         return str(Status.FAILED)
     return str(Status.KNOWN_FAILING)
 
@@ -245,16 +249,18 @@ def apply(
                     row["status"] = str(Status.KNOWN_FAILING)
                     row["known"] = entry.as_json()
         statuses: list[str] = []
+        by_set: list[tuple[str, str]] = []
         for row in rows_of(out, combination):
             path = row_path(combination, row["set"], row["id"])
             statuses.append(row["status"])
+            by_set.append((row["set"], row["status"]))
             for entry, rx in compiled:
                 if rx.fullmatch(path):
                     matched[entry.index] = True
                     if row["status"] == Status.PASSED:
                         stale[entry.index].append(path)
         combination["counts"] = _counts(statuses)
-        combination["status"] = combination_status(combination, statuses)
+        combination["status"] = combination_status(combination, by_set)
         listed.extend((combination["suite"], s) for s in statuses)
     _recount(out, listed)
     problems: list[str] = []

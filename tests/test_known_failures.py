@@ -17,6 +17,7 @@ from interop.known import (
     KnownFailures,
     KnownFailuresError,
     apply,
+    combination_status,
     compile_pattern,
     load,
     parse,
@@ -26,7 +27,7 @@ from interop.report.document import read_outcomes, rows_of
 from interop.report.html import build_html
 from interop.report.junit import build_junit
 from interop.report.terminal import failure_summary
-from interop.results import STATUSES, Outcome, Status
+from interop.results import STATUSES, Outcome, Status, errors_covered
 from interop.schema import SchemaSet
 from tests.test_report_diff import PASSING, document, outcome, real_report
 
@@ -204,6 +205,27 @@ def test_combination_errors_are_known_only_when_no_row_passed() -> None:
     marked, _ = apply(two, known("core/s/a->b/http/none/r1"), complete=True)
     assert marked["combinations"][0]["status"] == "failed"
     assert marked["combinations"][0]["counts"]["known-failing"] == 1
+
+
+def test_an_error_is_known_only_where_its_own_set_has_no_passing_row() -> None:
+    """A client crash in one set is covered by that set's known rows, though the
+    receiver probes of another set passed; an error naming no set needs the whole
+    combination to have no passing row."""
+    rows = [
+        ("catalogue", "known-failing"),
+        ("catalogue", "known-failing"),
+        ("catalogue-receiver-probes", "passed"),
+    ]
+    assert errors_covered(["client[catalogue]"], rows)
+    assert errors_covered(["client[catalogue.cat-x+2]"], rows)  # a part of it run apart
+    assert not errors_covered(["client[catalogue-receiver-probes]"], rows)
+    assert not errors_covered(["server-stop"], rows)
+    assert errors_covered(["server-stop"], rows[:2])
+    crash = {"stage": "client[catalogue]", "class": "ReportMissing", "message": "none"}
+    combination: dict[str, Any] = {"status": "failed", "errors": [crash]}
+    assert combination_status(combination, rows) == "known-failing"
+    combination["errors"].append({"stage": "receipts", "class": "ReceiptCount", "message": "x"})
+    assert combination_status(combination, rows) == "failed"
 
 
 def test_the_first_matching_entry_is_recorded() -> None:
