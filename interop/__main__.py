@@ -30,10 +30,22 @@ def main() -> int:
 
         # a signal while the command line is parsed, before the command keeps its own
         # handling (nothing started yet), ends here too, not in a traceback
-        return cli_main()
+        code = cli_main()
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
-        return 130
+        code = 130
+    _forget_interrupt()
+    return code
+
+
+def _forget_interrupt() -> None:
+    """CPython (3.11, 3.12) marks a run whose string `exec` ended in KeyboardInterrupt
+    as interrupted even when the interrupt was caught (dataclasses and namedtuples
+    exec generated code while modules import, so a signal then lands in one), and
+    under `python -m` the interpreter then ends itself by SIGINT (exit -2) instead
+    of with our code. The mark is cleared when a string exec starts: one here, as
+    the last thing, lets the exit code we chose stand (130 after a signal)."""
+    exec("None")  # a constant string, run only to clear that mark
 
 
 if __name__ == "__main__":
