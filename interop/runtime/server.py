@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from interop.contract.check import contract_problem
 from interop.contract.manifest import Adapter
@@ -20,6 +20,46 @@ class ServerStartError(RuntimeError):
     def __init__(self, error_class: str, message: str) -> None:
         super().__init__(message)
         self.error_class = error_class
+
+
+def spawn_server(
+    ctx: RunContext,
+    adapter: Adapter,
+    command: list[str],
+    *,
+    owner: str,
+    log: Path,
+    stdout: int | IO[bytes] | None = None,
+    env: dict[str, str] | None = None,
+) -> process.Spawned:
+    """Start a server process in the adapter's folder; a failure to start is a
+    ServerStartError that names the command (or the run's cancellation)."""
+    try:
+        return ctx.registry.spawn(
+            command,
+            cwd=adapter.directory,
+            owner=owner,
+            adapter=adapter.name,
+            label="server",
+            log_path=log,
+            stdout=stdout,
+            env=env,
+        )
+    except OSError as exc:
+        raise ServerStartError(
+            "ServerSpawn", process.spawn_failure("server", command, adapter, exc)
+        ) from None
+    except process.RunCancelled as exc:
+        raise ServerStartError("Cancelled", str(exc)) from None
+
+
+def log_tail(ctx: RunContext, log: Path, lines: int = 5) -> str:
+    """The last lines of a process's log, redacted, for an error message."""
+    if not log.exists():
+        return ""
+    text = ctx.redactor(log.read_text(encoding="utf-8", errors="replace"))
+    tail = [line for line in text.splitlines() if line.strip()][-lines:]
+    return ("; its log ends: " + " | ".join(tail)) if tail else ""
 
 
 class Server:
@@ -79,25 +119,14 @@ class Server:
         config_path = write_json(self.home / "server-config.json", self.config())
         command = [*self.adapter.commands[self.command_key], "--config", str(config_path)]
         started = time.monotonic()
+        stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
         try:
-            stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
-            self.spawned = self.ctx.registry.spawn(
-                command,
-                cwd=self.adapter.directory,
-                owner=self.owner,
-                adapter=self.adapter.name,
-                label="server",
-                log_path=self.log,
-                stdout=stdout,
+            self.spawned = spawn_server(
+                self.ctx, self.adapter, command, owner=self.owner, log=self.log, stdout=stdout
             )
+        finally:
             if stdout is not None:
                 stdout.close()
-        except OSError as exc:
-            raise ServerStartError(
-                "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
-            ) from None
-        except process.RunCancelled as exc:
-            raise ServerStartError("Cancelled", str(exc)) from None
         try:
             process.wait_for_file(self.readiness_file, self.ctx.timeouts.startup, self.spawned)
             readiness = load_file(self.readiness_file)
@@ -153,12 +182,7 @@ class Server:
             return self.exit_description()
 
     def _log_tail(self, lines: int = 5) -> str:
-        """The last lines of the server's log, redacted, for an error message."""
-        if not self.log.exists():
-            return ""
-        text = self.ctx.redactor(self.log.read_text(encoding="utf-8", errors="replace"))
-        tail = [line for line in text.splitlines() if line.strip()][-lines:]
-        return ("; its log ends: " + " | ".join(tail)) if tail else ""
+        return log_tail(self.ctx, self.log, lines)
 
     def reset(self, scenario_file: Path) -> None:
         answer = call(self.control, "POST", "/reset", {"scenarioFile": str(scenario_file)})

@@ -33,7 +33,7 @@ from interop.results import CombinationError
 from interop.runtime import process
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
-from interop.runtime.server import ServerStartError
+from interop.runtime.server import ServerStartError, log_tail, spawn_server
 from interop.suites import v1control
 from interop.suites.v1control import Entries
 
@@ -108,23 +108,15 @@ class Fixture:
     def launch(self, command: list[str], env: dict[str, str]) -> None:
         """Spawn the receiver in the SDK's root, read its endpoint line (`base`) and
         serve the control calls (`control`)."""
-        try:
-            self.spawned = self.ctx.registry.spawn(
-                command,
-                cwd=self.adapter.directory,
-                owner=self.owner,
-                adapter=self.adapter.name,
-                label="server",
-                log_path=self.log,
-                stdout=subprocess.PIPE,
-                env=env,
-            )
-        except OSError as exc:
-            raise ServerStartError(
-                "ServerSpawn", process.spawn_failure("server", command, self.adapter, exc)
-            ) from None
-        except process.RunCancelled as exc:
-            raise ServerStartError("Cancelled", str(exc)) from None
+        self.spawned = spawn_server(
+            self.ctx,
+            self.adapter,
+            command,
+            owner=self.owner,
+            log=self.log,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
         line = self._first_line(self.ctx.timeouts.startup)
         try:
             announced = loads(line, origin="the receiver's first stdout line")
@@ -174,11 +166,7 @@ class Fixture:
         return first.decode("utf-8", errors="replace")
 
     def log_tail(self) -> str:
-        if not self.log.exists():
-            return ""
-        text = self.ctx.redactor(self.log.read_text(encoding="utf-8", errors="replace"))
-        tail = [line for line in text.splitlines() if line.strip()][-5:]
-        return ("; its log ends: " + " | ".join(tail)) if tail else ""
+        return log_tail(self.ctx, self.log)
 
     def _serve_control(self) -> None:
         self._shim, self.control = v1control.serve(self._record)

@@ -36,7 +36,7 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime import process
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
-from interop.runtime.server import Server, ServerStartError
+from interop.runtime.server import Server, ServerStartError, log_tail
 from interop.suites.elicitation.scenarios import ElicitationRow, ElicitationSet
 from interop.suites.v1control import Entries
 from interop.suites.v1fixture import Fixture, find_command, is_v1, post
@@ -364,7 +364,7 @@ def _one_step(
     plan_file.unlink()
     text = out_file.read_text(encoding="utf-8", errors="replace")
     if code != 0:
-        return None, f"the sender {process.describe_exit(code)}{_tail(ctx, log)}"
+        return None, f"the sender {process.describe_exit(code)}{log_tail(ctx, log, 3)}"
     try:
         answered = json.loads(text)
         status, body = answered[0]["status"], answered[0]["body"]
@@ -373,14 +373,6 @@ def _one_step(
     if not isinstance(status, int) or not isinstance(body, str):
         return None, f"the sender printed {text[:200]!r}, not [{{status, body}}]"
     return (status, body), None
-
-
-def _tail(ctx: RunContext, log: Path) -> str:
-    if not log.exists():
-        return ""
-    text = ctx.redactor(log.read_text(encoding="utf-8", errors="replace"))
-    tail = [line for line in text.splitlines() if line.strip()][-3:]
-    return ("; its log ends: " + " | ".join(tail)) if tail else ""
 
 
 def unsupported_rows(
