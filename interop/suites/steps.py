@@ -126,9 +126,7 @@ def run_step_client(
             env=env,
             schema=client_schema,
         )
-        report = step.run.report if isinstance(step.run.report, dict) else {}
-        receipts = report.get("receipts")
-        step.entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        step.entries = reported_entries(step.run.report)
     ctx.keep_log(step.run.log, f"{combination.key}/client-{set_name}.log")
     step.errors = step.run.errors + step.errors
     return step
@@ -141,6 +139,13 @@ class Stoppable(Protocol):
     leaks: list[str]
 
     def stop(self) -> None: ...
+
+
+def reported_entries(report: Any) -> Any:
+    """The receipt entries a client reports over stdio (it read them from the server
+    it started), or None."""
+    receipts = report.get("receipts") if isinstance(report, dict) else None
+    return receipts.get("entries") if isinstance(receipts, dict) else None
 
 
 def stop_server(

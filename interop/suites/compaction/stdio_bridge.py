@@ -12,14 +12,13 @@ line what upstream's host does: it picks the call's scope (the n-th call with
 that id, as over HTTP), spawns the receiver for it in the SDK's root, writes
 the line unchanged and copies its one reply line back unchanged. A
 notification (`hooks/observe`) spawns nothing: upstream's receiver takes none,
-and a notification has no answer to copy back. It serves
-our control calls (suites/v1control.py) from the receiver's
-`<storeDir>/receipts.jsonl`, and notes what each receiver process answered
-(`answers` in the config: one JSON line per call) as wire evidence. Nothing
-here judges.
+and a notification has no answer to copy back. It serves our control calls
+(suites/v1control.py) from the receiver's `<storeDir>/receipts.jsonl`, and
+notes what each receiver process answered (`answers` in the config: one JSON
+line per call) as wire evidence. Nothing here judges.
 
 FILE: `{"readinessFile", "receiver": [argv up to the mode], "cwd", "env": {...}
-(added to the environment), "scopes": {"<id>#<n>": scope}, "store", "answers",
+(added to the environment), "scopes": [scope names], "store", "answers",
 "timeoutSeconds"}`. EOF on stdin ends it with status 0.
 """
 
@@ -29,12 +28,47 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from interop.suites import v1control
 from interop.suites.v1control import Entries
+
+
+def scope_name(ident: str, n: int) -> str:
+    """The scope of the n-th call with a request id: its name in the subscriptions file."""
+    return f"{ident}#{n}"
+
+
+def request_id(body: bytes) -> str | None:
+    """A request's id, when it is JSON with a string id."""
+    try:
+        ident = json.loads(body).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return ident if isinstance(ident, str) else None
+
+
+class ScopeCalls:
+    """Which scope a call is for: the n-th call with an id is `<id>#<n>`, when the
+    subscriptions file has that scope (None otherwise). Over HTTP and stdio alike."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = set(names)
+        self.counts: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def scope(self, ident: str | None) -> str | None:
+        if ident is None:
+            return None
+        with self.lock:
+            n = self.counts[ident]
+            self.counts[ident] += 1
+        name = scope_name(ident, n)
+        return name if name in self.names else None
 
 
 def read_receipts(store: Path) -> Entries:
@@ -89,16 +123,11 @@ def _write_atomic(path: Path, value: Any) -> None:
     os.replace(partial, path)
 
 
-def _one_call(config: dict[str, Any], line: bytes, counts: Counter[str]) -> tuple[bytes, str, str]:
+def _one_call(config: dict[str, Any], line: bytes, calls: ScopeCalls) -> tuple[bytes, str, str]:
     """Spawn the receiver for this call's scope: (its reply line, the id, what it said)."""
-    try:
-        ident = json.loads(line).get("id")
-    except (ValueError, AttributeError):
-        ident = None
+    ident = request_id(line)
     key = str(ident)
-    n = counts[key]
-    counts[key] += 1
-    scope = config["scopes"].get(f"{key}#{n}", "unscoped")  # unknown: the receiver refuses it
+    scope = calls.scope(ident) or "unscoped"  # unknown: the receiver refuses it
     env = {**os.environ, **config.get("env", {})}
     try:
         child = subprocess.run(
@@ -131,7 +160,7 @@ def main(argv: list[str]) -> int:
         Path(config["readinessFile"]),
         {"endpoint": None, "controlEndpoint": control, "pid": os.getpid()},
     )
-    counts: Counter[str] = Counter()
+    calls = ScopeCalls(config["scopes"])
     with open(config["answers"], "a", encoding="utf-8") as answers:
         for line in sys.stdin.buffer:
             if not line.strip():
@@ -139,7 +168,7 @@ def main(argv: list[str]) -> int:
             if _notification(line):  # upstream's receiver takes none: not spawned for it
                 answers.write(json.dumps({"id": None, "said": "a notification: not sent"}) + "\n")
                 continue
-            reply, ident, said = _one_call(config, line.rstrip(b"\r\n"), counts)
+            reply, ident, said = _one_call(config, line.rstrip(b"\r\n"), calls)
             answers.write(json.dumps({"id": ident, "said": said}) + "\n")
             answers.flush()
             if reply:

@@ -18,7 +18,7 @@ from typing import Any
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
-from interop.runtime.client import run_client
+from interop.runtime.client import ClientRun, run_client
 from interop.runtime.context import RunContext
 from interop.runtime.server import ServerStartError
 from interop.suites.base import Job
@@ -34,6 +34,7 @@ from interop.suites.steps import (
     COMMANDS,
     one_job_each,
     refusing_port,
+    reported_entries,
     run_sets,
     run_step_client,
     stdio_auth_none,
@@ -216,8 +217,9 @@ class CompactionSuite:
         set_name: str,
     ) -> tuple[Any, Any, list[CombinationError], dict[str, list[str]]]:
         """Our host before the v1 receiver over HTTP, through the scope forwarder."""
-        client, server = adapters[combination.client], adapters[combination.server]
-        receiver = upstream.V1Receiver(ctx, server, scopes, ctx.trust.bearer_token)
+        receiver = upstream.V1Receiver(
+            ctx, adapters[combination.server], scopes, ctx.trust.bearer_token
+        )
         report: Any = None
         entries: Any = None
         errors: list[CombinationError] = []
@@ -228,26 +230,19 @@ class CompactionSuite:
         else:
             refusing = refusing_port()
             try:
-                run = run_client(
+                run = _v1_client(
                     ctx,
-                    client,
-                    stage=f"client[{set_name}]",
-                    scenario_file=client_file,
-                    transport="http",
-                    auth=combination.auth,
+                    combination,
+                    adapters,
+                    client_file,
+                    home,
+                    set_name,
+                    backends=_backends(home, refusing),
                     endpoint=receiver.endpoint,
-                    command_key="lifecycleClient",
-                    extra={
-                        "suite": "compaction",
-                        "childPidFile": str(home / "child.json"),
-                        "backends": _backends(home, refusing),
-                        "controlEndpoint": receiver.control,
-                    },
-                    schema="compaction-client-config.schema.json",
+                    controlEndpoint=receiver.control,
                 )
             finally:
                 refusing.close()
-            ctx.keep_log(run.log, f"{combination.key}/client-{set_name}.log")
             report, errors = run.report, list(run.errors)
             entries, receipt_errors = receiver.entries(RECEIPTS)
             errors += receipt_errors
@@ -267,29 +262,57 @@ class CompactionSuite:
     ) -> tuple[Any, Any, list[CombinationError], dict[str, list[str]]]:
         """Our host before the v1 receiver over stdio: the host starts the stdio
         bridge as its server, which spawns the receiver once per call."""
-        client, server = adapters[combination.client], adapters[combination.server]
+        server = adapters[combination.server]
         keys, answers_file = upstream.stdio_bridge_keys(ctx, server, scopes, home)
-        run = run_client(
+        run = _v1_client(
             ctx,
-            client,
-            stage=f"client[{set_name}]",
-            scenario_file=client_file,
-            transport="stdio",
-            auth="none",
+            combination,
+            adapters,
+            client_file,
+            home,
+            set_name,
+            backends=_backends(home, None),
             stdio_server=keys,
-            command_key="lifecycleClient",
-            extra={
-                "suite": "compaction",
-                "childPidFile": str(home / "child.json"),
-                "backends": _backends(home, None),
-            },
-            schema="compaction-client-config.schema.json",
         )
-        ctx.keep_log(run.log, f"{combination.key}/client-{set_name}.log")
-        report = run.report if isinstance(run.report, dict) else {}
-        receipts = report.get("receipts")
-        entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        entries = reported_entries(run.report)
         return run.report, entries, list(run.errors), upstream.read_answers(answers_file)
+
+
+def _v1_client(
+    ctx: RunContext,
+    combination: Combination,
+    adapters: dict[str, Adapter],
+    client_file: Path,
+    home: Path,
+    set_name: str,
+    *,
+    backends: dict[str, Any],
+    endpoint: str | None = None,
+    stdio_server: dict[str, Any] | None = None,
+    **extra: Any,
+) -> ClientRun:
+    """Our host's run of a set before a v1 receiver (an endpoint over HTTP, the stdio
+    bridge's keys over stdio), its log kept."""
+    run = run_client(
+        ctx,
+        adapters[combination.client],
+        stage=f"client[{set_name}]",
+        scenario_file=client_file,
+        transport=combination.transport,
+        auth=combination.auth,
+        endpoint=endpoint,
+        stdio_server=stdio_server,
+        command_key="lifecycleClient",
+        extra={
+            "suite": "compaction",
+            "childPidFile": str(home / "child.json"),
+            "backends": backends,
+            **extra,
+        },
+        schema="compaction-client-config.schema.json",
+    )
+    ctx.keep_log(run.log, f"{combination.key}/client-{set_name}.log")
+    return run
 
 
 def _backends(home: Path, refusing: Any) -> dict[str, Any]:

@@ -21,18 +21,17 @@ with that scope's token in place of the run's: the bytes and every other
 header go through unchanged, and the answer comes back unchanged. Over stdio
 upstream's host spawns the receiver once per call (`stdio <scope>`); there our
 host starts the harness's bridge as its server (`stdio_bridge.py`), which
-does the same for each line. The
-receiver's record is read back as our receipts (`received`, then `replied`,
-per line) with the client's marks placed where it stood. The receiver takes
+does the same for each line. The receiver's record is read back as our
+receipts (`received`, then `replied`, per line) with the client's marks
+placed where it stood. The receiver takes
 no notification (it serves `/upload` and `/hooks/intercept` only): a
 `hooks/observe` goes to it unchanged and is answered as it answers, and the
 server-side receipt of notifications is not asserted (the host's report of
 whom it notified still is). Rows the receiver cannot play are unsupported
 with the reason: scripted faults or replies other than a list of effects,
 and replies the schema refuses (it validates its own and sends none it
-refuses). What
-the receiver answered each call is kept (`answers`) as wire evidence for a
-failed row. Nothing here judges: the suite's verifier does.
+refuses). What the receiver answered each call is kept (`answers`) as wire
+evidence for a failed row. Nothing here judges: the suite's verifier does.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ import secrets
 import socket
 import sys
 import threading
-from collections import Counter
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -54,7 +52,13 @@ from interop.runtime.context import RunContext
 from interop.runtime.server import ServerStartError
 from interop.schema import canonical
 from interop.suites.compaction.scenarios import CompactionRow, CompactionSet
-from interop.suites.compaction.stdio_bridge import describe, read_receipts
+from interop.suites.compaction.stdio_bridge import (
+    ScopeCalls,
+    describe,
+    read_receipts,
+    request_id,
+    scope_name,
+)
 from interop.suites.v1control import Entries
 from interop.suites.v1fixture import Fixture, find_command
 
@@ -140,8 +144,9 @@ def not_for_v1(row: CompactionRow) -> str | None:
 def scopes_of(rows: list[CompactionRow]) -> dict[tuple[str, int], dict[str, Any]]:
     """A scope per call a row's server can get: (request id, n) -> the n-th scripted
     reply's action (the last one again past the end; none for a boundary with no
-    scripted reply, whose call the receiver refuses as unknown, 401). A negative's one call gets a
-    scope with no effects: the receiver must refuse it before its action counts."""
+    scripted reply, whose call the receiver refuses as unknown, 401). A negative's
+    one call gets a scope with no effects: the receiver must refuse it before its
+    action counts."""
     scopes: dict[tuple[str, int], dict[str, Any]] = {}
     for row in rows:
         if row.negative is not None:
@@ -159,7 +164,20 @@ def scopes_of(rows: list[CompactionRow]) -> dict[tuple[str, int], dict[str, Any]
 
 def scope_names(scopes: dict[tuple[str, int], dict[str, Any]]) -> dict[tuple[str, int], str]:
     """Each scope's name in the subscriptions file: `<request id>#<n>`."""
-    return {key: f"{key[0]}#{key[1]}" for key in scopes}
+    return {key: scope_name(*key) for key in scopes}
+
+
+def write_subscriptions(
+    home: Path, scopes: dict[tuple[str, int], dict[str, Any]]
+) -> tuple[Path, Path]:
+    """The receiver's subscriptions file (scope name -> action) and its store folder."""
+    names = scope_names(scopes)
+    store = home / "store"
+    store.mkdir(parents=True, exist_ok=True)
+    subscriptions = home / "subscriptions.json"
+    actions = {names[key]: action for key, action in scopes.items()}
+    subscriptions.write_text(json.dumps(actions, indent=1), encoding="utf-8")
+    return subscriptions, store
 
 
 def subset(scenario_set: CompactionSet, rows: list[CompactionRow]) -> CompactionSet:
@@ -181,13 +199,13 @@ class V1Receiver(Fixture):
     ) -> None:
         super().__init__(ctx, adapter, "compaction-v1")
         self.token = token  # the run's bearer token, which our client sends
+        self.scopes = scopes
         self.names = scope_names(scopes)
-        self.actions = {self.names[key]: action for key, action in scopes.items()}
-        self.tokens = {name: secrets.token_urlsafe(24) for name in self.actions}
+        self.tokens = {name: secrets.token_urlsafe(24) for name in self.names.values()}
         for secret in self.tokens.values():
             ctx.redactor.add(secret)
         self.store = self.home / "store"
-        self._calls: Counter[str] = Counter()
+        self.calls = ScopeCalls(self.tokens)
         self.answers: dict[str, list[str]] = {}  # request id -> what the receiver answered
         self._lock = threading.Lock()
         self._forwarder: ThreadingHTTPServer | None = None
@@ -197,9 +215,7 @@ class V1Receiver(Fixture):
         if isinstance(found, str):
             raise ServerStartError("ServerSpawn", found)
         argv, env = found
-        self.store.mkdir(parents=True, exist_ok=True)
-        config = self.home / "subscriptions.json"
-        config.write_text(json.dumps(self.actions, indent=1), encoding="utf-8")
+        config, self.store = write_subscriptions(self.home, self.scopes)
         env[TOKENS_ENV] = json.dumps({t: name for name, t in self.tokens.items()})
         uploads = {secrets.token_urlsafe(24): name for name in self.tokens}
         for secret in uploads:
@@ -209,27 +225,13 @@ class V1Receiver(Fixture):
         self.launch([*argv, schema_dir, str(self.store), str(config), "server"], env)
         self._serve_forwarder()
 
-    def scope_token(self, body: bytes) -> str | None:
-        """The token of the scope this call is for: by its id and how many calls with
-        that id came before it. None when it names no scope (e.g. not JSON)."""
-        try:
-            ident = json.loads(body).get("id")
-        except (ValueError, AttributeError):
-            return None
-        if not isinstance(ident, str):
-            return None
-        with self._lock:
-            n = self._calls[ident]
-            self._calls[ident] += 1
-        name = self.names.get((ident, n))
+    def scope_token(self, ident: str | None) -> str | None:
+        """The token of the scope this call is for (ScopeCalls), None for none."""
+        name = self.calls.scope(ident)
         return self.tokens[name] if name is not None else None
 
-    def note(self, path: str, body: bytes, status: int, reply: bytes) -> None:
+    def note(self, path: str, ident: str | None, status: int, reply: bytes) -> None:
         """What the receiver answered a call, kept by the call's id (wire evidence)."""
-        try:
-            ident = json.loads(body).get("id")
-        except (ValueError, AttributeError):
-            ident = None
         said = describe(f"{path}: HTTP {status}", reply)
         with self._lock:
             self.answers.setdefault(str(ident), []).append(said)
@@ -251,15 +253,16 @@ class V1Receiver(Fixture):
                 body = self.rfile.read(size) if size > 0 else b""
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
                 given = self.headers.get_all("Authorization") or []
+                ident = request_id(body)
                 if self.path == INTERCEPT and given == [f"Bearer {fixture.token}"]:
-                    scope = fixture.scope_token(body)
+                    scope = fixture.scope_token(ident)
                     if scope is not None:
                         headers = {
                             k: (f"Bearer {scope}" if k.lower() == "authorization" else v)
                             for k, v in headers.items()
                         }
                 status, reply, kind = _forward(target + self.path, body, headers)
-                fixture.note(self.path, body, status, reply)
+                fixture.note(self.path, ident, status, reply)
                 head = f"HTTP/1.0 {status} {self.responses.get(status, ('',))[0]}\r\n"
                 head += f"Content-Type: {kind}\r\n" if kind else ""
                 head += f"Content-Length: {len(reply)}\r\n\r\n"
@@ -307,14 +310,7 @@ def stdio_bridge_keys(
     found = command_of(server)
     assert not isinstance(found, str)  # checked before: an SDK without one is unsupported
     argv, env = found
-    names = scope_names(scopes)
-    store = home / "store"
-    store.mkdir(parents=True, exist_ok=True)
-    subscriptions = home / "subscriptions.json"
-    subscriptions.write_text(
-        json.dumps({names[key]: action for key, action in scopes.items()}, indent=1),
-        encoding="utf-8",
-    )
+    subscriptions, store = write_subscriptions(home, scopes)
     (home / "ready").mkdir(exist_ok=True)
     answers = home / "answers.jsonl"
     schema_dir = str(ctx.schema_dir(server))
@@ -323,7 +319,7 @@ def stdio_bridge_keys(
         "receiver": [*argv, schema_dir, str(store), str(subscriptions)],
         "cwd": str(server.directory),
         "env": {k: env[k] for k in ("PYTHONPATH",) if k in env},
-        "scopes": {f"{key[0]}#{key[1]}": name for key, name in names.items()},
+        "scopes": sorted(scope_names(scopes).values()),
         "store": str(store),
         "answers": str(answers),
         "timeoutSeconds": STDIO_CALL_TIMEOUT,
