@@ -25,8 +25,11 @@ import pytest
 
 from interop import ROOT
 from interop.cli import main
+from interop.contract.manifest import load_manifest, manifest_in
 from interop.report.document import rows_of
+from interop.runtime.context import Timeouts, run_context
 from interop.suites.compaction import upstream
+from interop.suites.v1fixture import post
 
 SDK = ROOT / "tests" / "fakes" / "upstream_sdk"
 EMULATOR = "upstream"
@@ -179,3 +182,31 @@ def test_over_stdio_a_notification_spawns_no_receiver_and_the_chain_is_still_jud
     rows = _rows(report, "python", EMULATOR)
     for row_id in (OBSERVED, RUNS[1]):
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
+
+
+def test_over_http_a_notification_is_answered_204_and_never_sent_to_the_receiver(
+    tmp_path: Path,
+) -> None:
+    """The receiver takes no notification and would refuse one (401): a host that
+    gives up its wait for a receipt on a refusal (the TypeScript one) would race the
+    control shim's wait, which ends at once. The forwarder answers it 204 itself, as
+    the stdio bridge drops it, and notes that it was not sent."""
+    with run_context(
+        logs=tmp_path / "logs",
+        auth=["bearer"],
+        profile="compat",
+        timeouts=Timeouts(startup=30.0, client=60.0),
+    ) as ctx:
+        adapter = load_manifest(manifest_in(SDK), EMULATOR)
+        scopes = {(f"{RUNS[0]}:before", 0): {"kind": "effects", "effects": []}}
+        receiver = upstream.V1Receiver(ctx, adapter, scopes, "the-run-token")
+        receiver.start()
+        try:
+            notification = {"jsonrpc": "2.0", "method": "hooks/observe", "params": {}}
+            headers = {"Authorization": "Bearer the-run-token"}
+            answered = post(receiver.endpoint, json.dumps(notification).encode(), headers, 10.0)
+            assert answered == (204, b"")
+            assert receiver.answers == {"None": [upstream.NOT_SENT]}
+            assert receiver.upstream_entries() == ([], None)
+        finally:
+            receiver.stop()

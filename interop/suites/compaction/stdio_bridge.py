@@ -37,6 +37,8 @@ from typing import Any
 from interop.suites import v1control
 from interop.suites.v1control import Entries
 
+NOT_SENT = "a notification: not sent (the receiver takes none)"
+
 
 def scope_name(ident: str, n: int) -> str:
     """The scope of the n-th call with a request id: its name in the subscriptions file."""
@@ -108,7 +110,7 @@ def describe(status: str, reply: bytes) -> str:
     return f"{status}, {reply[:80]!r}"
 
 
-def _notification(line: bytes) -> bool:
+def is_notification(line: bytes) -> bool:
     """A JSON-RPC notification (a method and no id), e.g. hooks/observe."""
     try:
         message = json.loads(line)
@@ -165,8 +167,8 @@ def main(argv: list[str]) -> int:
         for line in sys.stdin.buffer:
             if not line.strip():
                 continue
-            if _notification(line):  # upstream's receiver takes none: not spawned for it
-                answers.write(json.dumps({"id": None, "said": "a notification: not sent"}) + "\n")
+            if is_notification(line):  # upstream's receiver takes none: not spawned for it
+                answers.write(json.dumps({"id": None, "said": NOT_SENT}) + "\n")
                 continue
             reply, ident, said = _one_call(config, line.rstrip(b"\r\n"), calls)
             answers.write(json.dumps({"id": ident, "said": said}) + "\n")

@@ -25,7 +25,8 @@ does the same for each line. The receiver's record is read back as our
 receipts (`received`, then `replied`, per line) with the client's marks
 placed where it stood. The receiver takes
 no notification (it serves `/upload` and `/hooks/intercept` only): a
-`hooks/observe` goes to it unchanged and is answered as it answers, and the
+`hooks/observe` is not sent to it, over HTTP (the forwarder answers 204, as
+an accepting receiver would, with nothing recorded) as over stdio, and the
 server-side receipt of notifications is not asserted (the host's report of
 whom it notified still is). Rows the receiver cannot play are unsupported
 with the reason: scripted faults or replies other than a list of effects,
@@ -53,8 +54,10 @@ from interop.runtime.server import ServerStartError
 from interop.schema import canonical
 from interop.suites.compaction.scenarios import CompactionRow, CompactionSet
 from interop.suites.compaction.stdio_bridge import (
+    NOT_SENT,
     ScopeCalls,
     describe,
+    is_notification,
     read_receipts,
     request_id,
     scope_name,
@@ -232,7 +235,7 @@ class V1Receiver(Fixture):
 
     def note(self, path: str, ident: str | None, status: int, reply: bytes) -> None:
         """What the receiver answered a call, kept by the call's id (wire evidence)."""
-        said = describe(f"{path}: HTTP {status}", reply)
+        said = describe(f"{path}: HTTP {status}", reply) if status != 204 else NOT_SENT
         with self._lock:
             self.answers.setdefault(str(ident), []).append(said)
 
@@ -252,6 +255,10 @@ class V1Receiver(Fixture):
                 size = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(size) if size > 0 else b""
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                if is_notification(body):  # the receiver takes none: not sent, as over stdio
+                    fixture.note(self.path, None, 204, b"")
+                    self.wfile.write(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                    return
                 given = self.headers.get_all("Authorization") or []
                 ident = request_id(body)
                 if self.path == INTERCEPT and given == [f"Bearer {fixture.token}"]:
