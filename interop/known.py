@@ -30,8 +30,8 @@ Plain functions, for the command line to wire up:
   `known-failing` when no row of it still fails and at least one is
   known-failing (with combination errors, only when the known rows stand for
   them: each error's set, named by its stage, has a known-failing row and none
-  that passed; an error naming no set, the whole combination); the rows' `counts` and `summary`
-  (with `summary.suites`) are recomputed. The list is the problems that fail
+  that passed; an error naming no set, the whole combination); the rows'
+  `counts` and `summary` (with `summary.suites`) are recomputed. The list is the problems that fail
   the run, in entry order: `stale: PATTERN matches ROW, which passes; remove
   the entry` for each passing row a pattern matches, and, when `complete` (an
   uninterrupted, unsharded run, or a combined one), `unmatched: PATTERN matches

@@ -487,6 +487,19 @@ def _client_checks(
         server.stop()
 
 
+def _started(receiver: v1fixture.Fixture, checks: Checklist, name: str, fix: str) -> bool:
+    """Start a contract v1 receiver for its checks: the first check, `name`, is that it
+    announced its endpoint (on a failure it is stopped again)."""
+    try:
+        receiver.start()
+    except ServerStartError as exc:
+        checks.add(name, str(exc), fix)
+        receiver.stop()
+        return False
+    checks.add(name, None)
+    return True
+
+
 def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> None:
     """A contract v1 SDK's elicitation receiver, found by upstream's convention
     (docs/ELICITATION.md, "With a contract v1 adapter"): it announces its endpoint,
@@ -503,13 +516,8 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
         'start with `server SCHEMA_DIR authenticated:SENDER` and print {"endpoint": '
         '"http://127.0.0.1:PORT"} as the first stdout line (upstream elicitation_matrix.py)'
     )
-    try:
-        receiver.start()
-    except ServerStartError as exc:
-        checks.add(name, str(exc), fix)
-        receiver.stop()
+    if not _started(receiver, checks, name, fix):
         return
-    checks.add(name, None)
     try:
         bearer = {"Authorization": "Bearer " + token}
         status, body = v1fixture.post(receiver.base + "/receipts", b"", bearer, 10.0)
@@ -598,23 +606,18 @@ def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> 
         '{"endpoint": "http://127.0.0.1:PORT"} as the first stdout line '
         "(upstream compaction_wire_matrix.py)"
     )
-    try:
-        receiver.start()
-    except ServerStartError as exc:
-        checks.add(name, str(exc), fix)
-        receiver.stop()
+    if not _started(receiver, checks, name, fix):
         return
-    checks.add(name, None)
     url = receiver.base + compaction_v1.INTERCEPT
 
-    def call(ident: str, token: str, request: dict[str, Any]) -> tuple[int, Any]:
+    def send(token: str, request: dict[str, Any]) -> tuple[int, Any]:
         headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
         status, body = v1fixture.post(url, json.dumps(request).encode(), headers, 10.0)
         return status, (json.loads(body) if body else None)
 
     try:
         token = receiver.tokens[receiver.names[(SMOKE_COMPACTION, 0)]]
-        status, answer = call(SMOKE_COMPACTION, token, _compaction_request(SMOKE_COMPACTION))
+        status, answer = send(token, _compaction_request(SMOKE_COMPACTION))
         entries, _ = receiver.upstream_entries()
         result = answer.get("result") if isinstance(answer, dict) else None
         checks.add(
@@ -627,7 +630,7 @@ def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> 
             "inline, only non-text media are body references), answer the scope's action and "
             "append {subscription, request, response} to STORE_DIR/receipts.jsonl",
         )
-        status, _ = call(SMOKE_COMPACTION, secrets.token_urlsafe(12), _compaction_request("x"))
+        status, _ = send(secrets.token_urlsafe(12), _compaction_request("x"))
         checks.add(
             "another token is refused 401",
             None if status == 401 else f"answered {status}",
@@ -635,7 +638,7 @@ def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> 
         )
         before = len(receiver.upstream_entries()[0] or [])
         token = receiver.tokens[receiver.names[(refused, 0)]]
-        status, answer = call(refused, token, _compaction_request(refused, trigger=False))
+        status, answer = send(token, _compaction_request(refused, trigger=False))
         error = answer.get("error") if isinstance(answer, dict) else None
         after = len(receiver.upstream_entries()[0] or [])
         checks.add(

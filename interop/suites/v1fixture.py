@@ -102,6 +102,10 @@ class Fixture:
         self._shim: ThreadingHTTPServer | None = None
         self._record = v1control.Record(self.upstream_entries)
 
+    def start(self) -> None:
+        """Write what the receiver needs, then `launch` it."""
+        raise NotImplementedError
+
     def upstream_entries(self) -> Entries:
         raise NotImplementedError
 
