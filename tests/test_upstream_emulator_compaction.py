@@ -23,16 +23,20 @@ from typing import Any
 
 import pytest
 
-from interop import ROOT
-from interop.cli import main
 from interop.contract.manifest import load_manifest, manifest_in
 from interop.report.document import rows_of
 from interop.runtime.context import Timeouts, run_context
 from interop.suites.compaction import upstream
 from interop.suites.v1fixture import post
+from tests.upstream_matrix import (
+    EMULATOR,
+    SDK,
+    picked,
+    rows_between,
+    run_v1,
+    sdk_without_lifecycle_commands,
+)
 
-SDK = ROOT / "tests" / "fakes" / "upstream_sdk"
-EMULATOR = "upstream"
 RUNS = (
     "cmp-quiet-both-boundaries",
     "cmp-supplied-then-after-chain",
@@ -45,33 +49,15 @@ INVALID = "cmp-deny-without-reason"  # a reply the schema refuses
 
 
 def _run(tmp_path: Path, client: str, server: str, *argv: str, sdk: Path = SDK) -> dict[str, Any]:
-    output = tmp_path / "out" / "report.json"
-    args = ["matrix", "--adapter-dir", f"{EMULATOR}={sdk}", "--profile", "compat", "--quiet"]
-    args += ["--suite", "compaction", "--clients", *client.split(), "--servers", *server.split()]
-    args += ["--output", str(output), *argv]
-    main(args)
-    return json.loads(output.read_text())
-
-
-def _rows(report: dict[str, Any], client: str, server: str) -> dict[str, dict[str, Any]]:
-    (combination,) = [
-        c
-        for c in report["combinations"]
-        if (c["client"], c["server"]) == (client, server) and c["status"] != "inapplicable"
-    ]
-    return {r["id"]: r for r in rows_of(report, combination)}
-
-
-def _picked(*ids: str) -> list[str]:
-    return [arg for i in ids for arg in ("--scenario", i)]
+    return run_v1(tmp_path, "compaction", client, server, *argv, sdk=sdk)
 
 
 def _over_bearer(tmp_path: Path, *ids: str, sdk: Path = SDK) -> dict[str, dict[str, Any]]:
     report = _run(
         tmp_path, "python", EMULATOR, "--transports", "http", "--auth", "bearer",
-        *_picked(*ids), sdk=sdk,
+        *picked(*ids), sdk=sdk,
     )  # fmt: skip
-    return _rows(report, "python", EMULATOR)
+    return rows_between(report, "python", EMULATOR)
 
 
 def test_a_v1_receiver_plays_each_scripted_reply_and_is_judged_from_its_own_record(
@@ -79,9 +65,9 @@ def test_a_v1_receiver_plays_each_scripted_reply_and_is_judged_from_its_own_reco
 ) -> None:
     report = _run(
         tmp_path, "python", EMULATOR, "--transports", "http", "--auth", "bearer",
-        *_picked(*RUNS, *NEGATIVES, OBSERVED, FAULT, INVALID),
+        *picked(*RUNS, *NEGATIVES, OBSERVED, FAULT, INVALID),
     )  # fmt: skip
-    rows = _rows(report, "python", EMULATOR)
+    rows = rows_between(report, "python", EMULATOR)
     for row_id in (*RUNS, *NEGATIVES, OBSERVED):
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
     assert rows[FAULT]["error"] == upstream.EFFECTS_ONLY
@@ -96,7 +82,7 @@ def test_a_v1_host_and_other_auth_modes_are_named_and_stdio_runs_through_the_bri
 ) -> None:
     report = _run(
         tmp_path, f"{EMULATOR} python", f"python {EMULATOR}", "--auth", "none",
-        *_picked(RUNS[0]),
+        *picked(RUNS[0]),
     )  # fmt: skip
     by_pair: dict[tuple[str, str, str], dict[str, Any]] = {
         (c["client"], c["server"], c["transport"]): c for c in report["combinations"]
@@ -132,9 +118,9 @@ def test_a_receiver_that_refuses_inline_text_fails_every_run_with_its_answers(
     monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "compaction-wire-body-refs")
     report = _run(
         tmp_path, "python", EMULATOR, "--transports", transport, "--auth", auth,
-        *_picked(*RUNS),
+        *picked(*RUNS),
     )  # fmt: skip
-    rows = _rows(report, "python", EMULATOR)
+    rows = rows_between(report, "python", EMULATOR)
     for row_id in RUNS:
         row = rows[row_id]
         assert row["status"] == "failed", row_id
@@ -159,13 +145,7 @@ def test_an_sdk_whose_adapter_json_lacks_the_lifecycle_commands_still_runs_its_r
 ) -> None:
     """Upstream runs the compaction-wire adapter by convention, not from adapter.json:
     an SDK that declares only its core commands is not unsupported here for that."""
-    sdk = tmp_path / "sdk"
-    shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
-    manifest_path = sdk / "interop" / "adapter.json"
-    manifest = json.loads(manifest_path.read_text())
-    for key in ("lifecycleClient", "lifecycleServer"):
-        del manifest[key]
-    manifest_path.write_text(json.dumps(manifest))
+    sdk = sdk_without_lifecycle_commands(tmp_path)
     rows = _over_bearer(tmp_path, RUNS[0], sdk=sdk)
     assert rows[RUNS[0]]["status"] == "passed", rows[RUNS[0]].get("error")
 
@@ -177,9 +157,9 @@ def test_over_stdio_a_notification_spawns_no_receiver_and_the_chain_is_still_jud
     its calls, its settlement and the host's report of whom it notified."""
     report = _run(
         tmp_path, "python", EMULATOR, "--transports", "stdio", "--auth", "none",
-        *_picked(OBSERVED, RUNS[1]),
+        *picked(OBSERVED, RUNS[1]),
     )  # fmt: skip
-    rows = _rows(report, "python", EMULATOR)
+    rows = rows_between(report, "python", EMULATOR)
     for row_id in (OBSERVED, RUNS[1]):
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
 

@@ -14,20 +14,22 @@ reason, and still fails a wrong receiver.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from interop import ROOT
-from interop.cli import main
-from interop.report.document import rows_of
 from interop.suites.elicitation import upstream
+from tests.upstream_matrix import (
+    EMULATOR,
+    SDK,
+    picked,
+    rows_between,
+    run_v1,
+    sdk_without_lifecycle_commands,
+)
 
-SDK = ROOT / "tests" / "fakes" / "upstream_sdk"
-EMULATOR = "upstream"
 # Rows the emulator's receiver implements (its schema checks are a small subset):
 # accepted bodies of both modes, an attachment, an omit view, refusals of each kind.
 WIRE = (
@@ -47,25 +49,7 @@ ATOMIC_SCRIPTED = "eli-atomic-deny-form"  # the server must answer a deny
 
 
 def _run(tmp_path: Path, client: str, server: str, *argv: str, sdk: Path = SDK) -> dict[str, Any]:
-    output = tmp_path / "out" / "report.json"
-    args = ["matrix", "--adapter-dir", f"{EMULATOR}={sdk}", "--profile", "compat", "--quiet"]
-    args += ["--suite", "elicitation", "--clients", client, "--servers", server]
-    args += ["--transports", "http", "--output", str(output), *argv]
-    main(args)
-    return json.loads(output.read_text())
-
-
-def _rows(report: dict[str, Any], client: str, server: str) -> dict[str, dict[str, Any]]:
-    (combination,) = [
-        c
-        for c in report["combinations"]
-        if (c["client"], c["server"]) == (client, server) and c["status"] != "inapplicable"
-    ]
-    return {r["id"]: r for r in rows_of(report, combination)}
-
-
-def _picked(*ids: str) -> list[str]:
-    return [arg for i in ids for arg in ("--scenario", i)]
+    return run_v1(tmp_path, "elicitation", client, server, "--transports", "http", *argv, sdk=sdk)
 
 
 def test_a_v1_receiver_behind_our_client_is_judged_from_its_own_record(
@@ -73,9 +57,9 @@ def test_a_v1_receiver_behind_our_client_is_judged_from_its_own_record(
 ) -> None:
     report = _run(
         tmp_path, "python", EMULATOR, "--auth", "bearer",
-        *_picked(*WIRE, ATOMIC_PLAIN, ATOMIC_SCRIPTED),
+        *picked(*WIRE, ATOMIC_PLAIN, ATOMIC_SCRIPTED),
     )  # fmt: skip
-    rows = _rows(report, "python", EMULATOR)
+    rows = rows_between(report, "python", EMULATOR)
     for row_id in (*WIRE, ATOMIC_PLAIN):
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
     assert rows[ATOMIC_SCRIPTED]["status"] == "unsupported"
@@ -89,9 +73,9 @@ def test_a_v1_sender_before_our_server_runs_each_step_in_a_process_of_its_own(
 ) -> None:
     report = _run(
         tmp_path, EMULATOR, "python", "--auth", "bearer",
-        *_picked(*WIRE, ATOMIC_PLAIN, ATOMIC_SCRIPTED),
+        *picked(*WIRE, ATOMIC_PLAIN, ATOMIC_SCRIPTED),
     )  # fmt: skip
-    rows = _rows(report, EMULATOR, "python")
+    rows = rows_between(report, EMULATOR, "python")
     for row_id in WIRE:
         assert rows[row_id]["status"] == "passed", (row_id, rows[row_id].get("error"))
     for row_id in (ATOMIC_PLAIN, ATOMIC_SCRIPTED):  # its host rules never meet a server
@@ -102,7 +86,7 @@ def test_a_v1_sender_before_our_server_runs_each_step_in_a_process_of_its_own(
 def test_a_v1_side_runs_over_http_with_a_bearer_token_only(tmp_path: Path) -> None:
     report = _run(
         tmp_path, EMULATOR, "python", "--auth", "none", "--transports", "stdio",
-        *_picked("eli-form-accept"),
+        *picked("eli-form-accept"),
     )  # fmt: skip
     mine = [c for c in report["combinations"] if c["client"] == EMULATOR]
     assert mine and all(c["status"] == "inapplicable" for c in mine)
@@ -113,8 +97,8 @@ def test_a_receiver_that_accepts_everything_fails_the_rows_it_had_to_refuse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("UPSTREAM_EMULATOR_FAULT", "elicitation-accept-all")
-    report = _run(tmp_path, "python", EMULATOR, "--auth", "bearer", *_picked(*WIRE))
-    rows = _rows(report, "python", EMULATOR)
+    report = _run(tmp_path, "python", EMULATOR, "--auth", "bearer", *picked(*WIRE))
+    rows = rows_between(report, "python", EMULATOR)
     for row_id in NEGATIVE:
         assert rows[row_id]["status"] == "failed", row_id
         assert rows[row_id]["error"].startswith("ElicitationOutcome: "), rows[row_id]["error"]
@@ -129,9 +113,9 @@ def test_an_sdk_without_an_elicitation_adapter_is_unsupported_naming_the_convent
     shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
     (sdk / "interop" / "elicitation.py").unlink()
     report = _run(
-        tmp_path, EMULATOR, "python", "--auth", "bearer", *_picked("eli-form-accept"), sdk=sdk
+        tmp_path, EMULATOR, "python", "--auth", "bearer", *picked("eli-form-accept"), sdk=sdk
     )
-    row = _rows(report, EMULATOR, "python")["eli-form-accept"]
+    row = rows_between(report, EMULATOR, "python")["eli-form-accept"]
     assert row["status"] == "unsupported"
     assert "interop/elicitation.py" in row["error"] and "convention" in row["error"]
 
@@ -141,16 +125,10 @@ def test_an_sdk_whose_adapter_json_lacks_the_lifecycle_commands_still_runs_both_
 ) -> None:
     """Upstream runs the elicitation adapter by convention, not from adapter.json: an
     SDK that declares only its core commands is not unsupported here for that."""
-    sdk = tmp_path / "sdk"
-    shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("__pycache__"))
-    manifest_path = sdk / "interop" / "adapter.json"
-    manifest = json.loads(manifest_path.read_text())
-    for key in ("lifecycleClient", "lifecycleServer"):
-        del manifest[key]
-    manifest_path.write_text(json.dumps(manifest))
+    sdk = sdk_without_lifecycle_commands(tmp_path)
     for client, server in (("python", EMULATOR), (EMULATOR, "python")):
         report = _run(
-            tmp_path / client, client, server, "--auth", "bearer", *_picked(WIRE[0]), sdk=sdk
+            tmp_path / client, client, server, "--auth", "bearer", *picked(WIRE[0]), sdk=sdk
         )
-        row = _rows(report, client, server)[WIRE[0]]
+        row = rows_between(report, client, server)[WIRE[0]]
         assert row["status"] == "passed", (client, server, row.get("error"))
