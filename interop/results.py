@@ -435,6 +435,32 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Run the steps in order: the intercept before the upload step is answered first.",
     ),
     (
+        "HostResult",
+        "A contract v1 compaction-wire host reported a case's outcome (instructions, summary, "
+        "generated, applied, failures, messages, downstream) other than the case expects.",
+        "Apply each supplier's reply as docs/COMPACTION.md ('A contract v1 host') and the core "
+        "rules say; the row's wire diagnostics show each reply.",
+    ),
+    (
+        "HostWire",
+        "A contract v1 compaction-wire host's calls, as they crossed the harness's gate, differ "
+        "from the case plan or the rules of a compaction request (count, supplier, ids, "
+        "capabilities, after-event fields, schema), or carried no supplier's token.",
+        "Make one hooks/intercept call per supplier, in order, with its token, carrying the "
+        "current text inline (docs/COMPACTION.md, 'A contract v1 host').",
+    ),
+    (
+        "HostTrace",
+        "A contract v1 compaction-wire host's own trace differs from the calls that crossed "
+        "the gate.",
+        "Trace each call's supplier, request and response as sent and received.",
+    ),
+    (
+        "HostReceipts",
+        "The server recorded other calls of a case than those it answered through the gate.",
+        "Record each served compaction call once, before its reply (docs/COMPACTION.md).",
+    ),
+    (
         "CompactionResult",
         "A compaction row's actual (outcome, summary, provenance, calls) differs from expected.",
         "Follow docs/COMPACTION.md, steps 1 to 5, for the path named.",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import queue
+import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -30,6 +33,7 @@ def spawn_server(
     owner: str,
     log: Path,
     stdout: int | IO[bytes] | None = None,
+    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
     env: dict[str, str] | None = None,
 ) -> process.Spawned:
     """Start a server process in the adapter's folder; a failure to start is a
@@ -43,6 +47,7 @@ def spawn_server(
             label="server",
             log_path=log,
             stdout=stdout,
+            stdin=stdin,
             env=env,
         )
     except OSError as exc:
@@ -63,7 +68,9 @@ def log_tail(ctx: RunContext, log: Path, lines: int = 5) -> str:
 
 
 class Server:
-    """One running server adapter process over HTTP, with its control listener."""
+    """One running server adapter process, with its control listener. Over HTTP
+    clients reach its endpoint; over stdio (a server the harness holds itself)
+    `exchange` writes a line to its stdin and reads its answer line."""
 
     def __init__(
         self,
@@ -98,6 +105,8 @@ class Server:
         self.leaks: list[str] = []  # processes other than the server left at stop
         self.stdout_log: Path | None = None  # stdout apart from the log (smoke checks it)
         self.shapes: dict[str, str] = {}  # the upstream shapes its answers came in
+        self._lines: queue.Queue[bytes] = queue.Queue()  # stdio: its stdout lines
+        self._writing = threading.Lock()
 
     def config(self) -> dict[str, Any]:
         auth, tls = self.ctx.trust.server_auth(self.auth, self.profile)
@@ -120,13 +129,22 @@ class Server:
         command = [*self.adapter.commands[self.command_key], "--config", str(config_path)]
         started = time.monotonic()
         stdout = self.stdout_log.open("wb") if self.stdout_log is not None else None
+        piped = self.transport == "stdio"
         try:
             self.spawned = spawn_server(
-                self.ctx, self.adapter, command, owner=self.owner, log=self.log, stdout=stdout
+                self.ctx,
+                self.adapter,
+                command,
+                owner=self.owner,
+                log=self.log,
+                stdout=subprocess.PIPE if piped else stdout,
+                stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
             )
         finally:
             if stdout is not None:
                 stdout.close()
+        if piped:
+            threading.Thread(target=self._read_lines, daemon=True).start()
         try:
             process.wait_for_file(self.readiness_file, self.ctx.timeouts.startup, self.spawned)
             readiness = load_file(self.readiness_file)
@@ -156,6 +174,29 @@ class Server:
         problem = contract_problem("control.schema.json#/$defs/health", health)
         if problem is not None:
             raise ServerStartError("HealthFailed", f"GET /health answer {problem}")
+
+    def _read_lines(self) -> None:
+        assert self.spawned is not None and self.spawned.popen.stdout is not None
+        for line in self.spawned.popen.stdout:
+            self._lines.put(line.rstrip(b"\n"))
+        self._lines.put(b"")  # EOF
+
+    def exchange(self, line: bytes, *, answer: bool, timeout: float) -> bytes | None:
+        """Stdio: write one line to the server; with `answer`, its next line (b""
+        once its stdout closed, None when none came in `timeout`). One at a time."""
+        assert self.spawned is not None and self.spawned.popen.stdin is not None
+        with self._writing:
+            try:
+                self.spawned.popen.stdin.write(line.rstrip(b"\n") + b"\n")
+                self.spawned.popen.stdin.flush()
+            except OSError:
+                return b""
+            if not answer:
+                return b""
+            try:
+                return self._lines.get(timeout=timeout)
+            except queue.Empty:
+                return None
 
     def exit_description(self) -> str | None:
         """None while the server runs, else how it ended (`was killed by signal 9 ...`)."""

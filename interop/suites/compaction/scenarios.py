@@ -1,8 +1,11 @@
 """The compaction suite's scenario files (docs/COMPACTION.md), loaded and checked.
 
 A row is a run (`request`, `before`, `after`, `responseSequences`, `expected`,
-`proof`) or a negative (`negative`, `expected: {error}`). The checks are about
-the file's shape and consistency; they apply no protocol rule.
+`proof`) or a negative (`negative`, `expected: {error}`); in a set of the form
+`host-plans` (upstream's case plans for a contract v1 host) a row is a case:
+`before` and `after` lists of `{supplier, failurePolicy, effects}` and
+`expected`. The checks are about the file's shape and consistency; they apply
+no protocol rule.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ EXPECTED_KEYS = (
 )
 BOUNDARY_KEYS = ("called", "failures", "observations")
 FAULTS = ("server-error", "malformed", "timeout")
+HOST_PLANS = "host-plans"  # a set of upstream's case plans for a contract v1 host
+HOST_EXPECTED_KEYS = ("instructions", "summary", "generated", "applied", "failures", "seen")
+BOUNDARIES = ("before", "after")
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,42 @@ def _check_subscriptions(where: str, raw: Any, name: str) -> None:
             raise _fail(where, f"{at}: an intercept subscription needs its failurePolicy")
 
 
-def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CompactionRow:
+def _check_host_row(where: str, raw: dict[str, Any]) -> None:
+    """A host-plans row's shape: `before` and `after` lists of `{supplier,
+    failurePolicy, effects}` and `expected` (HOST_EXPECTED_KEYS). No protocol rule."""
+    suppliers: set[str] = set()
+    for boundary in BOUNDARIES:
+        plan = raw.get(boundary)
+        if not isinstance(plan, list):
+            raise _fail(where, f"{boundary} must be a list of suppliers")
+        for index, supplier in enumerate(plan):
+            at = f"{where}: {boundary}[{index}]"
+            if not isinstance(supplier, dict) or set(supplier) != {
+                "supplier",
+                "failurePolicy",
+                "effects",
+            }:
+                raise ScenarioError(f"{at}: has exactly supplier, failurePolicy and effects")
+            name = supplier["supplier"]
+            if not isinstance(name, str) or not name or name in suppliers:
+                raise ScenarioError(f"{at}: supplier must be a non-empty name used once")
+            suppliers.add(name)
+            if supplier["failurePolicy"] not in ("fail-open", "fail-closed"):
+                raise ScenarioError(f"{at}: failurePolicy is fail-open or fail-closed")
+            if not isinstance(supplier["effects"], list):
+                raise ScenarioError(f"{at}: effects must be a list (the supplier's reply)")
+    expected = raw.get("expected")
+    if not isinstance(expected, dict) or set(expected) != set(HOST_EXPECTED_KEYS):
+        raise _fail(where, f"expected has exactly {', '.join(HOST_EXPECTED_KEYS)}")
+    if not isinstance(expected["seen"], list) or not all(
+        isinstance(s, str) for s in expected["seen"]
+    ):
+        raise _fail(where, "expected.seen is the list of texts each call carried")
+
+
+def _check(
+    path: Path, index: int, raw: Any, seen: set[str], form: str | None = None
+) -> CompactionRow:
     where = f"{path}: scenarios[{index}]"
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
         raise _fail(where, "a row needs a non-empty string id")
@@ -104,6 +145,9 @@ def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CompactionRow:
     if rid in seen:
         raise _fail(where, "the id is used twice")
     seen.add(rid)
+    if form == HOST_PLANS:
+        _check_host_row(where, raw)
+        return CompactionRow(rid, raw)
     for transport in raw.get("transports", TRANSPORTS):
         if transport not in TRANSPORTS:
             raise _fail(where, f"transport {transport!r} is not http or stdio")
@@ -166,6 +210,11 @@ class CompactionSet:
     def scenarios(self) -> tuple[CompactionRow, ...]:
         return self.rows
 
+    @property
+    def host_plans(self) -> bool:
+        """Upstream's case plans for a contract v1 host (suites/compaction/host.py)."""
+        return self.document.get("form") == HOST_PLANS
+
     def for_transport(self, transport: str) -> list[CompactionRow]:
         return [r for r in self.rows if transport in r.transports]
 
@@ -213,8 +262,11 @@ def load_set(path: Path) -> CompactionSet:
     raw = document.get("scenarios")
     if not isinstance(raw, list) or not raw:
         raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
+    form = document.get("form")
+    if form not in (None, HOST_PLANS):
+        raise ScenarioError(f"{path}: form {form!r} is not {HOST_PLANS!r} (or absent: our rows)")
     seen: set[str] = set()
-    rows = tuple(_check(path, i, r, seen) for i, r in enumerate(raw))
+    rows = tuple(_check(path, i, r, seen, form) for i, r in enumerate(raw))
     return CompactionSet(path.name.removesuffix(".json"), path.resolve(), document, rows)
 
 

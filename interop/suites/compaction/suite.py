@@ -11,6 +11,7 @@ its convention (suites/compaction/upstream.py).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,10 @@ from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import ClientRun, run_client
-from interop.runtime.context import RunContext
-from interop.runtime.server import ServerStartError
+from interop.runtime.context import RunContext, write_json
+from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
-from interop.suites.compaction import upstream
+from interop.suites.compaction import host, upstream
 from interop.suites.compaction.scenarios import (
     CompactionRow,
     CompactionSet,
@@ -53,20 +54,18 @@ class CompactionSuite:
     command_keys: tuple[str, ...] = COMMANDS
 
     def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "compaction.json"]
+        return [root / "scenarios" / "compaction.json", root / "scenarios" / "compaction-host.json"]
 
     def load_sets(self, paths: list[Path]) -> CompactionSets:
         return load_sets(paths)
 
     def applicability(self, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-        server = adapters[combination.server]
-        if (
-            is_v1(server)
-            and not is_v1(adapters[combination.client])
-            and combination.transport == "http"
-            and combination.auth != "bearer"
-        ):
-            return upstream.RECEIVER_ONLY_BEARER
+        server, client = adapters[combination.server], adapters[combination.client]
+        if combination.transport == "http" and combination.auth != "bearer":
+            if is_v1(server) and not is_v1(client):
+                return upstream.RECEIVER_ONLY_BEARER
+            if is_v1(client) and not is_v1(server):
+                return host.HOST_ONLY_BEARER
         return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
@@ -99,6 +98,9 @@ class CompactionSuite:
         """One set's client run against a fresh server, judged into `outcome`."""
         client = adapters[combination.client]
         transport = combination.transport
+        if scenario_set.host_plans:
+            self._run_host_set(ctx, outcome, combination, scenario_set, adapters)
+            return
         if is_v1(client) or is_v1(adapters[combination.server]):
             self._run_v1_set(ctx, outcome, combination, scenario_set, adapters)
             return
@@ -137,6 +139,84 @@ class CompactionSuite:
         outcome.rows += _elsewhere(scenario_set, transport)
         outcome.errors += set_errors
         stop_server(ctx, outcome, combination, step, scenario_set.name)
+
+    def _run_host_set(
+        self,
+        ctx: RunContext,
+        outcome: Outcome,
+        combination: Combination,
+        scenario_set: CompactionSet,
+        adapters: dict[str, Adapter],
+    ) -> None:
+        """Upstream's case plans through a contract v1 host before our server
+        (docs/COMPACTION.md, "A contract v1 host"; suites/compaction/host.py)."""
+        client, server = adapters[combination.client], adapters[combination.server]
+        rows = list(scenario_set.rows)
+        status, reason = Status.UNSUPPORTED, None
+        if not is_v1(client):
+            status, reason = Status.INAPPLICABLE, host.NOT_A_V1_HOST
+        elif is_v1(server):
+            reason = host.BOTH_V1
+        elif isinstance(found := upstream.command_of(client), str):
+            reason = found  # an SDK without a compaction-wire adapter
+        if reason is not None:
+            outcome.rows += [
+                RowVerdict(scenario_set.name, r.id, status, r.expected, error=reason) for r in rows
+            ]
+            return
+        home = ctx.unique(f"compaction-{scenario_set.name}")
+        server_file = write_json(
+            home / "server.json",
+            {"version": 1, "suite": "compaction", "scenarios": host.server_rows(rows)},
+        )
+        ours = Server(
+            ctx,
+            server,
+            combination.transport,
+            combination.auth,
+            server_file,
+            command_key="lifecycleServer",
+            extra={"suite": "compaction"},
+        )
+        suppliers = [s["supplier"] for r in rows for b in ("before", "after") for s in r.raw[b]]
+        credentials = {
+            name: {"token": secrets.token_urlsafe(24), "uploadToken": secrets.token_urlsafe(24)}
+            for name in suppliers
+        }
+        for pair in credentials.values():
+            for secret in pair.values():
+                ctx.redactor.add(secret)
+        gate = host.Gate(ctx, ours, credentials, home)
+        outputs: Any = None
+        entries: Any = None
+        errors: list[CombinationError] = []
+        try:
+            ours.start()
+        except ServerStartError as exc:
+            errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+        else:
+            gate.start()
+            plan = {
+                "cases": host.plan_cases(rows),
+                "schema": str(ctx.schema_dir(client)),
+                "transport": combination.transport,
+                "endpoint": gate.endpoint,
+                "credentials": credentials,
+                "receiverCommand": gate.receiver_command(),
+            }
+            outputs, errors = host.run_host(ctx, client, plan, home, scenario_set.name)
+            entries, receipt_errors = ours.entries(RECEIPTS)
+            errors += receipt_errors
+        finally:
+            gate.stop()
+            stop_and_keep(ctx, outcome, combination, ours, scenario_set.name)
+            ctx.keep_log(home / "client.log", f"{combination.key}/client-{scenario_set.name}.log")
+        outcome.shapes["client"] = host.REPORT_SHAPE
+        judged, set_errors = host.verify_host(
+            scenario_set.name, rows, outputs, gate.calls, entries, errors
+        )
+        outcome.rows += judged
+        outcome.errors += set_errors
 
     def _run_v1_set(
         self,

@@ -99,7 +99,8 @@ export interface Subscription {
 
 export interface CompactionRun {
   readonly id: string;
-  readonly request: JsonObject;
+  /** The before request; null when absent (a server's file needs none). */
+  readonly request: JsonObject | null;
   readonly before: readonly Json[];
   readonly after: readonly Json[];
   readonly afterObserveOnly: boolean;
@@ -137,8 +138,8 @@ export function readCompactionScenarios(
       throw new ConfigError(path, `${where}.id`, "must be a non-empty string");
     if (hasKey(row, "negative"))
       return { id, negative: row["negative"] ?? null };
-    const request = row["request"];
-    if (!isObject(request))
+    const request = row["request"] ?? null;
+    if (request !== null && !isObject(request))
       throw new ConfigError(path, `${where}.request`, "must be an object");
     const list = (value: Json | undefined, field: string): Json[] => {
       if (value === undefined) return [];
@@ -518,6 +519,7 @@ class ClientRun {
   /** A run (COMPACTION.md steps 1 to 5): its `actual`. */
   async run(row: CompactionRun): Promise<JsonObject> {
     const { request } = row;
+    if (request === null) throw new RowFailure("the run has no request object");
     const event = eventOf(request);
     if (event === null || event["type"] !== BEFORE)
       throw new RowFailure(`request is not a ${BEFORE} intercept request`);

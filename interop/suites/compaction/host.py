@@ -1,0 +1,629 @@
+"""A contract v1 compaction-wire host before our servers (docs/COMPACTION.md, "A
+contract v1 host"; upstream source: `interop/compaction_wire_matrix.py@8f91ac41`
+in the spec repository).
+
+Upstream's host (`<cmd> host`, the SDK's compaction-wire adapter) reads no
+scenario file: it takes case plans on stdin, `{cases: [{name, before: [{supplier,
+failurePolicy}], after}], schema, transport, endpoint, credentials: {supplier:
+{token, uploadToken}}, receiverCommand}`, composes every request itself, and
+prints per case `{name, result, trace, downstream}`. Each supplier is one
+`hooks/intercept` call, made over HTTP with that supplier's bearer token, or over
+stdio by spawning `receiverCommand + ["stdio", supplier]` for the one call.
+
+The set `scenarios/compaction-host.json` holds those plans with each supplier's
+reply and what the host must report, written by hand. Here our server gets the
+replies as its `responseSequences` (the n-th call of a boundary, the n-th
+supplier's effects) and the host gets the plans without them. Between the two
+sits the gate, a listener of the harness: it takes a supplier's token and
+forwards the call to our server with the run's bearer token in its place, or
+(over stdio) takes the call from the relay the host spawned (host_relay.py) and
+writes it to our server's stdin. The bytes go through unchanged both ways, and
+the gate records every call as it was (wire evidence). Nothing here judges:
+`verify_host` compares what the host reported, what crossed the gate and what
+our server recorded with the set's expectations.
+"""
+
+from __future__ import annotations
+
+import hmac
+import http.client
+import json
+import os
+import secrets
+import ssl
+import sys
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from interop.contract.manifest import Adapter
+from interop.jsonvalue import first_difference, shown, strict_equal
+from interop.results import CombinationError, RowVerdict, Status
+from interop.runtime import process
+from interop.runtime.context import RunContext
+from interop.runtime.server import Server, log_tail
+from interop.schema import canonical
+from interop.suites.common import conclude
+from interop.suites.compaction.scenarios import BOUNDARIES, CompactionRow
+from interop.suites.compaction.upstream import SOURCE, command_of
+from interop.suites.lifecycle.verify import Entries, check_entries
+
+FORM = "host-plans"
+REPORT_SHAPE = (
+    "contract v1 compaction-wire host: `host` over upstream's case plans, printing "
+    "[{name, result, trace, downstream}]; its calls read where they crossed the harness's gate"
+)
+HOST_TIMEOUT = 240.0  # seconds: upstream's driver gives the host as long
+STDIO_CALL_TIMEOUT = 20.0  # seconds: upstream's host gives a stdio call as long
+RELAY = Path(__file__).with_name("host_relay.py")
+TARGET = {"before": "instructions", "after": "summary"}
+NOT_A_V1_HOST = (
+    "upstream's compaction-wire case plans, which a contract v1 host (`host`) takes; "
+    "our hosts run the rows of scenarios/compaction.json"
+)
+BOTH_V1 = (
+    "both sides are contract v1 SDKs: upstream's own compaction_wire_matrix.py pairs a host "
+    "with a receiver; here a v1 host runs against our servers"
+)
+HOST_ONLY_BEARER = (
+    "contract v1's compaction-wire host presents one bearer token per supplier "
+    f"({SOURCE}): over HTTP it runs with bearer only"
+)
+NO_UPLOADS = (
+    "the compaction suite's servers take no uploads: compaction text is inline "
+    "(docs/COMPACTION.md; upstream compaction_wire_matrix.py@8f91ac41: 'Inline text requires "
+    "no attachment upload on either transport')"
+)
+
+
+# The set -------------------------------------------------------------------------
+
+
+def server_rows(rows: list[CompactionRow]) -> list[dict[str, Any]]:
+    """Our server's rows: the n-th call of `<case>:<boundary>` is answered with the
+    n-th supplier's effects, as a JSON-RPC result sent unchanged."""
+    return [
+        {
+            "id": row.id,
+            "responseSequences": {
+                boundary: [
+                    {
+                        "jsonrpc": "2.0",
+                        "id": f"{row.id}:{boundary}",
+                        "result": {"protocolVersion": "draft", "effects": s["effects"]},
+                    }
+                    for s in row.raw[boundary]
+                ]
+                for boundary in BOUNDARIES
+                if row.raw[boundary]
+            },
+        }
+        for row in rows
+    ]
+
+
+def plan_cases(rows: list[CompactionRow]) -> list[dict[str, Any]]:
+    """The host's case plans: the suppliers without their replies."""
+    return [
+        {
+            "name": row.id,
+            **{
+                boundary: [
+                    {"supplier": s["supplier"], "failurePolicy": s["failurePolicy"]}
+                    for s in row.raw[boundary]
+                ]
+                for boundary in BOUNDARIES
+            },
+        }
+        for row in rows
+    ]
+
+
+# The gate ------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """One call as it crossed the gate: the supplier it was made for, the path, the
+    request's bytes, and the status and bytes it was answered with."""
+
+    scope: str | None
+    path: str
+    request: bytes
+    status: int
+    reply: bytes
+
+    def describe(self) -> str:
+        text = self.reply.decode("utf-8", "replace")
+        return f"{self.scope or '?'} {self.path} -> {self.status} {shown(text, 200)}"
+
+    def json(self, raw: bytes) -> Any:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+
+
+class Gate:
+    """The harness's listener between a v1 host and our server (see the module's
+    text). Every call is recorded in `calls`, in the order it came."""
+
+    def __init__(
+        self, ctx: RunContext, server: Server, credentials: dict[str, dict[str, str]], home: Path
+    ):
+        self.ctx = ctx
+        self.server = server
+        # a supplier's event token, and its upload token for /upload
+        self.scopes = {c["token"]: scope for scope, c in credentials.items()}
+        self.upload_scopes = {c["uploadToken"]: scope for scope, c in credentials.items()}
+        self.secret = secrets.token_urlsafe(24)
+        ctx.redactor.add(self.secret)
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self._http: ThreadingHTTPServer | None = None
+        self.endpoint = ""
+        self.config = home / "gate.json"
+
+    def record(self, call: Call) -> None:
+        with self._lock:
+            self.calls.append(call)
+
+    def start(self) -> None:
+        gate = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if size > 0 else b""
+                if self.path.startswith("/relay/"):
+                    secret = self.headers.get("AHP-Relay-Secret")
+                    status, reply = gate.relay(self.path, secret, body)
+                else:
+                    given = self.headers.get_all("Authorization")
+                    status, reply = gate.serve(self.path, given, body)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http.daemon_threads = True
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        self.endpoint = f"http://127.0.0.1:{self._http.server_address[1]}"
+        descriptor = os.open(self.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump({"gate": self.endpoint, "secret": self.secret}, out)
+
+    def serve(self, path: str, authorization: list[str] | None, body: bytes) -> tuple[int, bytes]:
+        """An HTTP call of the host: an upload (refused: NO_UPLOADS) or an intercept
+        forwarded to our server with the run's credential in place of the supplier's."""
+        given = authorization or []
+        scope = None
+        if len(given) == 1 and given[0].startswith("Bearer "):
+            tokens = self.upload_scopes if path == "/upload" else self.scopes
+            scope = tokens.get(given[0].removeprefix("Bearer "))
+        if path == "/upload":
+            reply = json.dumps({"error": NO_UPLOADS}).encode()
+            self.record(Call(scope, path, body, 404, reply))
+            return 404, reply
+        if path != "/hooks/intercept" or self.server.transport != "http":
+            where = f"no {path} here (transport {self.server.transport})"
+            reply = json.dumps({"error": where}).encode()
+            self.record(Call(scope, path, body, 404, reply))
+            return 404, reply
+        if scope is None:
+            reply = json.dumps({"error": "no supplier has this bearer token"}).encode()
+            self.record(Call(None, path, body, 401, reply))
+            return 401, reply
+        status, reply = _post(self.ctx, self.server.endpoint, body)
+        self.record(Call(scope, path, body, status, reply))
+        return status, reply
+
+    def relay(self, path: str, secret: str | None, body: bytes) -> tuple[int, bytes]:
+        """A stdio call the host's relay carried: written to our server's stdin, its
+        answer line returned."""
+        if secret is None or not hmac.compare_digest(secret, self.secret):
+            return 403, json.dumps({"error": "not this run's relay"}).encode()
+        scope = unquote(path.removeprefix("/relay/"))
+        answer = self.server.exchange(body, answer=True, timeout=STDIO_CALL_TIMEOUT)
+        if answer is None:
+            reply = f"our server answered nothing in {STDIO_CALL_TIMEOUT:.0f}s".encode()
+            self.record(Call(scope, "stdio", body, 504, reply))
+            return 504, json.dumps({"error": reply.decode()}).encode()
+        self.record(Call(scope, "stdio", body, 200, answer))
+        return 200, answer
+
+    def receiver_command(self) -> list[str]:
+        """What the host spawns per stdio call (+ `stdio <supplier>`)."""
+        return [sys.executable, "-I", str(RELAY), str(self.config)]
+
+    def stop(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+
+
+def _post(ctx: RunContext, endpoint: str, body: bytes) -> tuple[int, bytes]:
+    """POST an intercept to our server with the run's bearer token."""
+    parts = urlsplit(endpoint)
+    headers = {
+        "Authorization": f"Bearer {ctx.trust.bearer_token}",
+        "Content-Type": "application/json",
+    }
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        context = ssl.create_default_context(cafile=str(ctx.trust.path("ca.pem")))
+        connection = http.client.HTTPSConnection(
+            parts.hostname or "127.0.0.1", parts.port, timeout=30.0, context=context
+        )
+    else:
+        connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, 30.0)
+    try:
+        connection.request("POST", parts.path or "/", body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        return 502, json.dumps({"error": f"our server: {exc}"}).encode()
+    finally:
+        connection.close()
+
+
+# The host ------------------------------------------------------------------------
+
+
+def run_host(
+    ctx: RunContext, client: Adapter, plan: dict[str, Any], home: Path, set_name: str
+) -> tuple[Any, list[CombinationError]]:
+    """The v1 host over the plan: its printed list, or the combination's error."""
+    stage = f"client[{set_name}]"
+    found = command_of(client)
+    if isinstance(found, str):
+        return None, [CombinationError(stage, "ClientSpawn", found)]
+    argv, env = found
+    plan_file = home / "host-plan.json"
+    plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    out_file = home / "host-out.json"
+    log = home / "client.log"
+    owner = f"client:{home.name}"
+    with plan_file.open("rb") as stdin, out_file.open("wb") as stdout:
+        try:
+            spawned = ctx.registry.spawn(
+                [*argv, "host"],
+                cwd=client.directory,
+                owner=owner,
+                adapter=client.name,
+                label="client",
+                log_path=log,
+                stdin=stdin,
+                stdout=stdout,
+                env=env,
+            )
+        except OSError as exc:
+            failure = process.spawn_failure("client", [*argv, "host"], client, exc)
+            return None, [CombinationError(stage, "ClientSpawn", failure)]
+        except process.RunCancelled as exc:
+            return None, [CombinationError(stage, "Cancelled", str(exc))]
+    try:
+        code = process.wait_exit(spawned, HOST_TIMEOUT)
+    except process.WatchdogExpired:
+        return None, [
+            CombinationError(stage, "ClientTimeout", f"the host ran past {HOST_TIMEOUT:.0f}s")
+        ]
+    finally:
+        spawned.close()
+        process.kill_owner(owner)
+        ctx.registry.owner_exit(owner)
+    text = out_file.read_text(encoding="utf-8", errors="replace")
+    if code != 0:
+        tail = log_tail(ctx, log, 3)
+        return None, [
+            CombinationError(stage, "ClientExit", f"the host {process.describe_exit(code)}{tail}")
+        ]
+    try:
+        outputs = json.loads(text)
+    except ValueError:
+        outputs = None
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+        return None, [
+            CombinationError(
+                stage,
+                "ReportMalformed",
+                f"the host printed {shown(text, 200)}, not a list of {{name, result, trace, "
+                f"downstream}} ({SOURCE})",
+            )
+        ]
+    return outputs, []
+
+
+# The verdict ---------------------------------------------------------------------
+
+
+def _text(parts: Any) -> str | None:
+    """The text of a list of text parts (their texts joined), None when it is not one.
+    In the host's own report (not on the wire) a string is its text: upstream's host
+    reports strings before 8f91ac41 and text parts since."""
+    if isinstance(parts, str):
+        return parts
+    if not isinstance(parts, list) or not all(
+        isinstance(p, dict) and p.get("kind") == "text" and isinstance(p.get("text"), str)
+        for p in parts
+    ):
+        return None
+    return "".join(p["text"] for p in parts)
+
+
+def _event(request: Any) -> dict[str, Any]:
+    params = request.get("params") if isinstance(request, dict) else None
+    event = params.get("event") if isinstance(params, dict) else None
+    return event if isinstance(event, dict) else {}
+
+
+def _carried(call: Call) -> str | None:
+    """The text of the target a call carried (instructions before, summary after)."""
+    event = _event(call.json(call.request))
+    boundary = str(event.get("type", "")).removeprefix("context.compact.")
+    return _text(event.get(TARGET.get(boundary, "instructions")))
+
+
+def _reported(output: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """What the host reported, in the shape of `expected` (but `seen`, which the wire
+    gives), and the problems of its shape."""
+    problems: list[tuple[str, str]] = []
+    result = output.get("result")
+    if not isinstance(result, dict):
+        return {}, [("HostResult", f"result is {shown(result, 120)}, not an object")]
+    actual: dict[str, Any] = {}
+    for key in ("instructions", "summary"):
+        value = result.get(key)
+        text = _text(value)
+        if text is None and not (key == "summary" and value is None):
+            problems.append(
+                ("HostResult", f"result.{key} is {shown(value, 120)}, not a list of text parts")
+            )
+        actual[key] = text
+    for key in ("generated", "applied"):
+        actual[key] = result.get(key)
+    failures = result.get("failures")
+    actual["failures"] = len(failures) if isinstance(failures, list) else failures
+    if result.get("messages") != []:
+        problems.append(
+            (
+                "HostResult",
+                f"result.messages is {shown(result.get('messages'), 120)}: a message "
+                "staged in a reply that failed leaked, or messages are missing",
+            )
+        )
+    return actual, problems
+
+
+def _wire_problems(
+    row: CompactionRow, calls: list[Call], expected: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """The case's intercepts as they crossed the gate, against the plan and the rules
+    a host's requests follow (docs/COMPACTION.md, "A contract v1 host")."""
+    problems: list[tuple[str, str]] = []
+    counts = {b: 0 for b in BOUNDARIES}
+    items: list[Any] = []
+    for call in calls:
+        request = call.json(call.request)
+        event = _event(request)
+        boundary = str(event.get("type", "")).removeprefix("context.compact.")
+        if boundary not in BOUNDARIES:
+            problems.append(("HostWire", f"a call carried event type {event.get('type')!r}"))
+            continue
+        ident = f"{row.id}:{boundary}"
+        plan = row.raw[boundary]
+        n = counts[boundary]
+        counts[boundary] += 1
+        if n >= len(plan):
+            problems.append(("HostWire", f"{ident}: call {n} has no supplier in the plan"))
+            continue
+        if call.scope != plan[n]["supplier"]:
+            problems.append(
+                (
+                    "HostWire",
+                    f"{ident}: call {n} was made for {call.scope!r}, the plan's supplier "
+                    f"{n} is {plan[n]['supplier']!r}",
+                )
+            )
+        if request.get("method") != "hooks/intercept" or request.get("id") != ident:
+            problems.append(
+                (
+                    "HostWire",
+                    f"{ident}: call {n} is {request.get('method')!r} with id {request.get('id')!r}",
+                )
+            )
+        if event.get("id") != ident:
+            problems.append(("HostWire", f"{ident}: the event's id is {event.get('id')!r}"))
+        issue = canonical().issue("intercept-request.schema.json", request)
+        if issue is not None:
+            problems.append(("HostWire", f"{ident}: call {n}: {issue}"))
+        params = request.get("params") if isinstance(request.get("params"), dict) else {}
+        modify = (params.get("capabilities") or {}).get("modify")
+        target = TARGET[boundary]
+        grant = modify.get(target) if isinstance(modify, dict) else None
+        if (
+            not isinstance(modify, dict)
+            or set(modify) != {target}
+            or not isinstance(grant, dict)
+            or grant.get("replace") is not True
+            or not isinstance(grant.get("merge"), bool)
+        ):
+            problems.append(
+                (
+                    "HostWire",
+                    f"{ident}: capabilities.modify is {shown(modify, 120)}; "
+                    f"the boundary grants a replace of {target} only",
+                )
+            )
+        if boundary == "before" and isinstance(event.get("items"), list):
+            items = event["items"]
+        if boundary == "after":
+            execution = (
+                {"status": "executed"}
+                if expected["generated"]
+                else {"status": "skipped", "reason": "supplied_result"}
+            )
+            removed = [{"id": i.get("id")} for i in items if isinstance(i, dict)]
+            for key, want in (
+                ("parentEventId", f"{row.id}:before"),
+                ("removed", removed),
+                ("execution", execution),
+            ):
+                if not strict_equal(event.get(key), want):
+                    problems.append(
+                        (
+                            "HostWire",
+                            f"{ident}: {key} is {shown(event.get(key), 120)}, "
+                            f"expected {shown(want, 120)}",
+                        )
+                    )
+    return problems
+
+
+def _trace_problems(output: dict[str, Any], calls: list[Call]) -> list[tuple[str, str]]:
+    """The host's own trace against the calls that crossed the gate."""
+    trace = output.get("trace")
+    if not isinstance(trace, list):
+        return [("HostTrace", f"trace is {shown(trace, 80)}, not a list")]
+    if len(trace) != len(calls):
+        return [("HostTrace", f"the host traced {len(trace)} calls, {len(calls)} were made")]
+    for n, (entry, call) in enumerate(zip(trace, calls, strict=True)):
+        said = {
+            "subscription": call.scope,
+            "request": call.json(call.request),
+            "response": call.json(call.reply),
+        }
+        found = first_difference(said, entry)
+        if found is not None:
+            return [
+                (
+                    "HostTrace",
+                    f"trace[{n}]{found[0][1:]}: the wire had {shown(found[1], 120)}, "
+                    f"the host traced {shown(found[2], 120)}",
+                )
+            ]
+    return []
+
+
+def verify_host(
+    set_name: str,
+    rows: list[CompactionRow],
+    outputs: Any,
+    calls: list[Call],
+    entries: Any,
+    errors: list[CombinationError],
+) -> tuple[list[RowVerdict], list[CombinationError]]:
+    """Each case from what the host reported (`outputs`), what crossed the gate
+    (`calls`) and what our server recorded (`entries`)."""
+    good, entry_errors = check_entries(entries, f"server[{set_name}]") if entries else ([], [])
+    errors = [*errors, *entry_errors]
+    strangers = [c for c in calls if c.scope is None]
+    if strangers:  # a call no supplier's token names belongs to no case
+        errors.append(
+            CombinationError(
+                f"client[{set_name}]",
+                "HostWire",
+                f"{len(strangers)} calls carried no supplier's token, the first: "
+                f"{strangers[0].describe()}",
+            )
+        )
+    log = Entries(good)
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for output in outputs or []:
+        by_name.setdefault(str(output.get("name")), []).append(output)
+    verdicts: list[RowVerdict] = []
+    for row in rows:
+        verdict = RowVerdict(set_name, row.id, Status.FAILED, row.expected)
+        verdicts.append(verdict)
+        suppliers = {s["supplier"] for b in BOUNDARIES for s in row.raw[b]}
+        mine = [c for c in calls if c.scope in suppliers]
+        wire = [c for c in mine if c.path != "/upload"]
+        if mine:
+            verdict.diagnostics["wire"] = [c.describe() for c in mine]
+        if errors:
+            verdict.error = "combination failed: " + ", ".join(
+                sorted({e.error_class for e in errors})
+            )
+            continue
+        found = by_name.get(row.id, [])
+        if len(found) != 1:
+            verdict.error = f"the host reported this case {len(found)} times"
+            continue
+        output = found[0]
+        actual, problems = _reported(output)
+        actual["seen"] = [_carried(c) for c in wire]
+        refused = [c for c in mine if c.status != 200]
+        if refused or len(wire) != len(row.expected["seen"]):
+            first = f"; the first refused: {refused[0].describe()}" if refused else ""
+            problems.insert(
+                0,
+                (
+                    "HostWire",
+                    f"{len(wire)} calls crossed the gate, the case makes "
+                    f"{len(row.expected['seen'])}{first}",
+                ),
+            )
+        verdict.actual = actual
+        result = output.get("result")
+        failures = result.get("failures") if isinstance(result, dict) else None
+        if failures:
+            verdict.diagnostics["hostFailures"] = shown(failures, 600)
+        difference = first_difference(row.expected, actual)
+        if difference is not None:
+            problems.append(
+                (
+                    "HostResult",
+                    f"{difference[0]}: expected {shown(difference[1], 120)}, "
+                    f"got {shown(difference[2], 120)}",
+                ),
+            )
+        downstream = [row.expected["summary"]] if row.expected["applied"] else []
+        if _texts(output.get("downstream")) != downstream:
+            problems.append(
+                (
+                    "HostResult",
+                    f"downstream is {shown(output.get('downstream'), 120)}, "
+                    f"expected {shown(downstream, 120)}",
+                )
+            )
+        problems += _wire_problems(row, wire, row.expected)
+        problems += _trace_problems(output, wire)
+        accepted = [
+            c.json(c.request)
+            for c in wire
+            if c.status == 200 and isinstance(c.json(c.reply), dict) and "result" in c.json(c.reply)
+        ]
+        received = [
+            log.all[i]["message"]
+            for i in sorted(
+                log.of("received", f"{row.id}:before") + log.of("received", f"{row.id}:after")
+            )
+        ]
+        if len(received) != len(accepted) or not all(
+            strict_equal(a, b) for a, b in zip(accepted, received, strict=False)
+        ):
+            problems.append(
+                (
+                    "HostReceipts",
+                    f"our server recorded {len(received)} calls of this case, "
+                    f"{len(accepted)} were answered through the gate",
+                )
+            )
+        conclude(verdict, problems)
+    return verdicts, errors
+
+
+def _texts(value: Any) -> Any:
+    """`downstream` as texts: a list of strings stays, a list of text-part lists
+    becomes their texts."""
+    if isinstance(value, list):
+        return [v if isinstance(v, str) else _text(v) for v in value]
+    return value
