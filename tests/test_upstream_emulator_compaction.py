@@ -26,7 +26,7 @@ import pytest
 from interop.contract.manifest import load_manifest, manifest_in
 from interop.report.document import rows_of
 from interop.runtime.context import Timeouts, run_context
-from interop.suites.compaction import upstream
+from interop.suites.compaction import host, upstream
 from interop.suites.v1fixture import post
 from tests.upstream_matrix import (
     EMULATOR,
@@ -87,9 +87,12 @@ def test_a_v1_host_and_other_auth_modes_are_named_and_stdio_runs_through_the_bri
     by_pair: dict[tuple[str, str, str], dict[str, Any]] = {
         (c["client"], c["server"], c["transport"]): c for c in report["combinations"]
     }
-    for transport in ("http", "stdio"):  # upstream's host reads its own case plans
-        (row,) = rows_of(report, by_pair[(EMULATOR, "python", transport)])
-        assert (row["status"], row["error"]) == ("unsupported", upstream.HOST_OWN_CASES)
+    # upstream's host reads no scenario file (its case plans: test_upstream_emulator_
+    # compaction_host.py), and over HTTP it presents per-supplier bearer tokens only
+    (row,) = rows_of(report, by_pair[(EMULATOR, "python", "stdio")])
+    assert (row["status"], row["error"]) == ("unsupported", upstream.HOST_OWN_CASES)
+    host_http = by_pair[(EMULATOR, "python", "http")]
+    assert (host_http["status"], host_http["reason"]) == ("inapplicable", host.HOST_ONLY_BEARER)
     # over stdio the bridge spawns the receiver once per call (`stdio <scope>`)
     (row,) = rows_of(report, by_pair[("python", EMULATOR, "stdio")])
     assert row["status"] == "passed", row.get("error")

@@ -668,3 +668,40 @@ describe("compaction end to end", () => {
     checkRun(report, expected);
   });
 });
+
+describe("a server's rows", () => {
+  it("need no request: a run is answered by its id and responseSequences", async () => {
+    const directory = tempDir("ahp-ts-compaction-bare-");
+    const reply = ok("bare:before", []);
+    const file = writeJson(join(directory, "scenarios.json"), {
+      version: 1,
+      suite: "compaction",
+      scenarios: [{ id: "bare", responseSequences: { before: [reply] } }],
+    });
+    const config = writeJson(join(directory, "server.json"), {
+      suite: "compaction",
+      transport: "http",
+      readinessFile: join(directory, "ready.json"),
+      scenarioFile: file,
+      auth: { mode: "none", profile: "strict" },
+      schemaDir: SCHEMA_DIR,
+    });
+    const server = await startServer(
+      config,
+      join(directory, "ready.json"),
+      "lifecycle-server",
+    );
+    try {
+      const { endpoint } = server.readiness as unknown as { endpoint: string };
+      const answer = await fetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(beforeRequest("bare")),
+      });
+      assert.equal(answer.status, 200);
+      assert.deepEqual(await answer.json(), reply);
+    } finally {
+      await server.stop();
+    }
+  });
+});

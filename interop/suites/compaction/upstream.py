@@ -86,9 +86,8 @@ RECEIVER_ONLY_BEARER = (
 )
 HOST_OWN_CASES = (
     "contract v1's compaction-wire host (`host`) composes its own requests from upstream's "
-    "case plans ({cases: [{name, before, after}]}) and reads no scenario file, and its "
-    f"compaction adapter drives the test-only method compaction/run, not AHP wire ({SOURCE}, "
-    "compaction_matrix.py): our rows script the requests a host sends"
+    "case plans and reads no scenario file: it runs the plans of scenarios/compaction-host.json "
+    f"({SOURCE}); our rows script the requests a host sends"
 )
 EFFECTS_ONLY = (
     "contract v1's compaction-wire receiver answers a scope with one fixed list of effects "

@@ -1,8 +1,8 @@
 """The emulator's compaction-wire adapter, where contract v1 looks for it by convention.
 
 `compaction_wire.py SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server | stdio SCOPE` (the
-receiver), run from the SDK root with `PYTHONPATH=src`, as upstream's driver runs
-an SDK's.
+receiver) and `compaction_wire.py host` (the host, its plan on stdin), run from the
+SDK root with `PYTHONPATH=src`, as upstream's driver runs an SDK's.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Contract v1's compaction-wire receiver, emulated from the facts alone
+"""Contract v1's compaction-wire receiver (and, in compaction_host.py, its host),
+emulated from the facts alone
 (upstream `interop/compaction_wire_matrix.py` at its newest revision, 8f91ac41,
 with inline text parts, as the project's research notes record it).
 
@@ -38,6 +39,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from upstream_emulator.compaction_host import host
 from upstream_emulator.httpserve import Listener, Reply, Request
 
 TARGETS = {"context.compact.before": "instructions", "context.compact.after": "summary"}
@@ -173,12 +175,17 @@ def stdio(store: Path, config: dict[str, Any], scope: str) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["host"]:
+        return host(json.load(sys.stdin))
     if len(argv) >= 4:
         config = json.loads(Path(argv[2]).read_text(encoding="utf-8"))
         if argv[3:] == ["server"]:
             return serve(Path(argv[1]), config)
         if len(argv) == 5 and argv[3] == "stdio":
             return stdio(Path(argv[1]), config, argv[4])
-    usage = "usage: compaction_wire.py SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server | stdio SCOPE"
+    usage = (
+        "usage: compaction_wire.py SCHEMA_DIR STORE_DIR SUBSCRIPTIONS server | stdio SCOPE\n"
+        "       compaction_wire.py host  (the plan on stdin)"
+    )
     print(usage, file=sys.stderr)
     return 2
