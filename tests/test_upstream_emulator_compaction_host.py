@@ -22,6 +22,7 @@ import pytest
 from interop import ROOT
 from interop.report.document import rows_of
 from interop.runtime.context import Timeouts, run_context
+from interop.schema import canonical
 from interop.suites.compaction import host
 from interop.suites.compaction.scenarios import load_set
 from interop.suites.v1fixture import post
@@ -123,3 +124,12 @@ def test_the_gate_takes_no_stranger_and_a_call_with_no_suppliers_token_fails_the
         verdicts, errors = host.verify_host("compaction-host", rows, [], gate.calls, [], [])
         assert [e.error_class for e in errors] == ["HostWire"]
         assert all(v.error == "combination failed: HostWire" for v in verdicts)
+
+
+def test_every_suppliers_reply_in_the_case_plans_is_a_schema_valid_response() -> None:
+    """The cases test a host's rules (targets, atomic replies), never a reply the
+    `intercept-response` schema refuses: that would test the host's validator."""
+    rows = list(load_set(PLANS).rows)
+    for reply in (e for row in host.server_rows(rows) for s in row["responseSequences"].values()
+                  for e in s):  # fmt: skip
+        assert canonical().issue("intercept-response.schema.json", reply) is None, reply
