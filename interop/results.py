@@ -166,6 +166,31 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Kill the whole process tree you start (stdio servers included) before exiting.",
     ),
     (
+        "ClientResult",
+        "A core row's actual differs from its expected outcome: the client derived another "
+        "result from the scripted response (the path is named).",
+        "Apply the response as docs/scenarios.md's composition rules say, for the path named.",
+    ),
+    (
+        "ClientFailed",
+        "The client reported a row failed, and no capture shows what its server answered (HTTP), "
+        "so the evidence cannot tell which side broke the exchange.",
+        "Read the client's error and the server's log; the row's repro bundle has the frames.",
+    ),
+    (
+        "ClientFailedOnScript",
+        "The client reported a row failed although the capture (the stdio relay) shows its "
+        "server answered the scripted response unchanged.",
+        "Accept and apply the scripted response (docs/scenarios.md); the client's error says "
+        "why it refused.",
+    ),
+    (
+        "ServerAltered",
+        "The server answered something other than the row's scripted response, so the row proves "
+        "nothing of the client.",
+        "Send each scenario's response unchanged (docs/CONTRACT.md, 'Replies').",
+    ),
+    (
         "LifecycleResult",
         "A lifecycle row's actual differs from its expected outcome (the path is named).",
         "Follow docs/LIFECYCLE.md for the step the path points to.",

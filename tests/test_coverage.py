@@ -322,7 +322,13 @@ def test_features_of_every_scenario_file_stay_in_the_vocabulary() -> None:
 # coverage of a hand-built document
 
 
-def _document(tmp_path: Path, *, failing: str | None) -> dict[str, Any]:
+def _document(
+    tmp_path: Path,
+    *,
+    failing: str | None,
+    error: str = '$.decision: expected "deny", got "allow"',
+    errors: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
     rows = [
         {
             "id": "deny",
@@ -337,7 +343,7 @@ def _document(tmp_path: Path, *, failing: str | None) -> dict[str, Any]:
     if failing is not None:
         index = [r["id"] for r in rows].index(failing)
         failed["digests"][index] = None
-        failed["rows"] = [{"id": failing, "status": "failed", "actual": None}]
+        failed["rows"] = [{"id": failing, "status": "failed", "actual": None, "error": error}]
     return {
         "reportVersion": 3,
         "suites": ["core"],
@@ -358,6 +364,7 @@ def _document(tmp_path: Path, *, failing: str | None) -> dict[str, Any]:
                 "transport": "http",
                 "auth": "none",
                 "status": "failed" if failing else "passed",
+                "errors": errors or [],
                 "results": {"mine": failed},
             },
             {
@@ -383,14 +390,27 @@ def _document(tmp_path: Path, *, failing: str | None) -> dict[str, Any]:
     }
 
 
-def test_a_failing_row_fails_its_features_for_that_role_only(tmp_path: Path) -> None:
+def test_a_failing_row_is_charged_to_the_side_its_rule_judges_and_its_requirements_only(
+    tmp_path: Path,
+) -> None:
+    """A core row whose client derived another decision from the scripted response
+    (ClientResult at $.decision, docs/blame.md): the client is charged with the
+    decision rules the row exercises, the server that answered its script keeps its
+    pass, and the combination's transport and auth are charged to nobody."""
     result = coverage(_document(tmp_path, failing="deny"), tmp_path)
     alpha, beta = result["byAdapter"]["alpha"], result["byAdapter"]["beta"]
     # alpha was the client of the failing row; beta its server
     assert alpha["client"]["features"]["effect:deny"] == "failed"
-    assert beta["server"]["features"]["effect:deny"] == "failed"
     assert alpha["client"]["requirements"]["AHP-DEC-002"] == "failed"
-    assert beta["server"]["requirements"]["AHP-DEC-002"] == "failed"
+    assert beta["server"]["features"]["effect:deny"] == "passed"
+    assert beta["server"]["requirements"]["AHP-DEC-002"] == "passed"
+    failed = sorted(r for r, v in alpha["client"]["requirements"].items() if v == "failed")
+    assert failed == ["AHP-DEC-001", "AHP-DEC-002"]  # the decision rules the row exercises
+    assert "failed" not in json.dumps(beta)
+    (charge,) = result["charges"]
+    assert (charge["rule"], charge["judges"], charge["adapters"]) == ("ClientResult", "client",
+                                                                      ["alpha"])  # fmt: skip
+    assert charge["requirements"] == failed
     # the other roles saw the row pass (stdio combination)
     assert alpha["server"]["features"]["effect:deny"] == "passed"
     assert beta["client"]["features"]["effect:deny"] == "passed"
@@ -398,9 +418,11 @@ def test_a_failing_row_fails_its_features_for_that_role_only(tmp_path: Path) -> 
     # a passing row's features stay passed where no failing row exercised them
     assert alpha["client"]["features"]["effect:none"] == "passed"
     assert alpha["client"]["requirements"]["AHP-DEC-003"] == "passed"
-    # combination features: http failed for alpha's client role, stdio passed
-    assert alpha["client"]["features"]["transport:http"] == "failed"
-    assert alpha["client"]["features"]["transport:stdio"] == "untested"
+    # combination features are not the broken rule's: charged to nobody (the row that
+    # passed in the same combination gives them)
+    assert alpha["client"]["features"]["transport:http"] == "passed"
+    assert alpha["client"]["requirements"]["AHP-HTTP-001"] == "passed"
+    assert alpha["client"]["requirements"]["AHP-AUTH-001"] == "untested"  # auth none
     assert alpha["server"]["features"]["transport:stdio"] == "passed"
     # gamma's only combination never ran: everything untested, every requirement listed
     gamma = result["byAdapter"]["gamma"]
@@ -413,6 +435,43 @@ def test_a_failing_row_fails_its_features_for_that_role_only(tmp_path: Path) -> 
     assert result["notes"] == ["core/gone: missing.json is missing; its rows are skipped"]
     # untested requirements (no row of this document touches them)
     assert alpha["client"]["requirements"]["AHP-REG-001"] == "untested"
+
+
+def test_a_server_that_altered_its_answer_gets_a_contract_failure_and_the_client_keeps_its_pass(
+    tmp_path: Path,
+) -> None:
+    error = "ServerAltered: the server answered {}, not the scenario's response"
+    result = coverage(_document(tmp_path, failing="deny", error=error), tmp_path)
+    alpha, beta = result["byAdapter"]["alpha"], result["byAdapter"]["beta"]
+    assert beta["server"]["contractFailures"] == 1
+    assert "failed" not in json.dumps(alpha)  # the client of that row did its part
+    assert alpha["client"]["requirements"]["AHP-DEC-002"] == "passed"
+    assert "failed" not in json.dumps(beta["server"]["requirements"])
+
+
+def test_a_failed_combination_is_charged_to_the_side_its_stage_names(tmp_path: Path) -> None:
+    errors = [{"stage": "server-start", "class": "ServerExit", "message": "exited 1"}]
+    document = _document(
+        tmp_path, failing="deny", error="combination failed: ServerExit", errors=errors
+    )
+    result = coverage(document, tmp_path)
+    alpha, beta = result["byAdapter"]["alpha"], result["byAdapter"]["beta"]
+    assert beta["server"]["contractFailures"] == 1
+    assert alpha["client"]["contractFailures"] == 0
+    assert "failed" not in json.dumps(alpha)
+
+
+def test_a_failure_the_evidence_cannot_place_is_undetermined_for_both_and_failed_for_neither(
+    tmp_path: Path,
+) -> None:
+    """A client that reports a row failed over HTTP, with no capture of the answer."""
+    document = _document(tmp_path, failing="deny", error="the client reported a failure")
+    result = coverage(document, tmp_path)
+    alpha, beta = result["byAdapter"]["alpha"], result["byAdapter"]["beta"]
+    assert "failed" not in json.dumps(alpha) and "failed" not in json.dumps(beta)
+    (charge,) = result["charges"]
+    assert (charge["rule"], charge["judges"]) == ("ClientFailed", "either")
+    assert charge["basis"] == "client or server: no capture of the exchange"
 
 
 def test_coverage_is_deterministic_and_renders(tmp_path: Path) -> None:

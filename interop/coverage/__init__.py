@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from interop.blame import row_rules
+
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements.json")
 
 LEVELS = ("MUST", "SHOULD", "MAY")
@@ -569,27 +571,29 @@ def _set_rows(
 
 def _row_statuses(
     combination: dict[str, Any], set_ids: dict[str, list[str]]
-) -> Iterator[tuple[str, str, str]]:
-    """(set name, row id, status) for every row of one combination."""
+) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+    """(set name, row id, status, the report's row or {}) for every row of one combination."""
     for set_name, result in sorted(combination.get("results", {}).items()):
         whole = {row["id"]: row for row in result.get("rows", [])}
         ids = set_ids.get(set_name, [])
         digests = result.get("digests", [])
         for index, row_id in enumerate(ids):
             if row_id in whole:
-                yield set_name, row_id, str(whole[row_id].get("status"))
+                yield set_name, row_id, str(whole[row_id].get("status")), whole[row_id]
             elif index < len(digests) and digests[index] is not None:
-                yield set_name, row_id, "passed"
+                yield set_name, row_id, "passed", {}
         for row_id in sorted(set(whole) - set(ids)):
-            yield set_name, row_id, str(whole[row_id].get("status"))
+            yield set_name, row_id, str(whole[row_id].get("status")), whole[row_id]
 
 
 def _verdict(statuses: set[str]) -> str:
     """For a feature, the statuses of its exercising rows; for a requirement, its
-    features' verdicts: failed if any failed, else passed if any passed, else untested."""
-    if "failed" in statuses:
-        return "failed"
-    return "passed" if "passed" in statuses else "untested"
+    features' verdicts: failed if any failed, else undetermined if a failure could be
+    charged to no side, else passed if any passed, else untested."""
+    for status in ("failed", "undetermined", "passed"):
+        if status in statuses:
+            return status
+    return "untested"
 
 
 def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -607,17 +611,24 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
             row_id: features(suite, row) for row_id, row in rows.items()
         }
         set_ids.setdefault(suite, {})[entry["name"]] = [str(r["id"]) for r in entry.get("rows", [])]
-    # (adapter, role) -> feature -> statuses of the exercising rows
+    # (adapter, role) -> feature -> statuses of the exercising rows, and the requirements
+    # a failed row's rules charge to a side (docs/blame.md): failed, or undetermined
     seen: dict[tuple[str, str], dict[str, set[str]]] = {}
+    charged: dict[tuple[str, str], dict[str, str]] = {}
+    contract: dict[tuple[str, str], int] = {}
+    charges: list[dict[str, Any]] = []
     adapters: set[str] = set()
     adapters.update(str(a) for a in _adapter_names(document))
     all_features: set[str] = {f for entry in table for f in entry["features"]}
+    requirement_features = {entry["id"]: set(entry["features"]) for entry in table}
     for combination in document.get("combinations", []):
         suite = str(combination["suite"])
         client, server = str(combination["client"]), str(combination["server"])
         adapters.update((client, server))
+        sides = {"client": client, "server": server}
         extra = {f"transport:{combination['transport']}", f"auth:{combination['auth']}"}
-        for set_name, row_id, status in _row_statuses(combination, set_ids.get(suite, {})):
+        errors = list(combination.get("errors", []))
+        for set_name, row_id, status, row in _row_statuses(combination, set_ids.get(suite, {})):
             known = row_features.get((suite, set_name), {})
             if row_id not in known:
                 continue
@@ -625,10 +636,46 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
             all_features |= names
             if status not in _EXERCISED:
                 continue
-            for adapter, role in ((client, "client"), (server, "server")):
+            credited = dict(sides)  # the sides this row counts as passed for
+            if status == "failed":
+                exercised = {r for r, fs in requirement_features.items() if fs & names}
+                for rule in row_rules(row, errors):
+                    wanted = exercised if rule.requirements == ("*",) else set(rule.requirements)
+                    reqs = sorted(wanted & exercised)
+                    judged = {"client": ["client"], "server": ["server"]}.get(rule.judges, [])
+                    if rule.judges == "either":
+                        judged = ["client", "server"]
+                    verdict = "undetermined" if rule.judges == "either" else "failed"
+                    touched = names & {f for r in reqs for f in requirement_features[r]}
+                    for role in judged:
+                        credited.pop(role, None)
+                        key = (sides[role], role)
+                        for req in reqs:
+                            if charged.setdefault(key, {}).get(req) != "failed":
+                                charged[key][req] = verdict
+                        bucket = seen.setdefault(key, {})
+                        for name in touched:
+                            bucket.setdefault(name, set()).add(verdict)
+                        if not reqs and verdict == "failed":
+                            contract[key] = contract.get(key, 0) + 1
+                    charges.append(
+                        {
+                            "combination": f"{client}->{server}/{combination['transport']}/"
+                            f"{combination['auth']}",
+                            "suite": suite,
+                            "set": set_name,
+                            "row": row_id,
+                            "rule": rule.name,
+                            "judges": rule.judges,
+                            "adapters": sorted({sides[r] for r in judged}),
+                            "requirements": reqs,
+                            "basis": rule.basis,
+                        }
+                    )
+            for role, adapter in credited.items():
                 bucket = seen.setdefault((adapter, role), {})
                 for name in names:
-                    bucket.setdefault(name, set()).add(status)
+                    bucket.setdefault(name, set()).add("passed")
     for row_set in row_features.values():
         for names in row_set.values():
             all_features |= names
@@ -637,17 +684,28 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
         by_adapter[adapter] = {}
         for role in _ROLES:
             bucket = seen.get((adapter, role), {})
+            against = charged.get((adapter, role), {})
             feature_status = {name: _verdict(bucket.get(name, set())) for name in all_features}
+            # a requirement fails only where a rule charged it; its features give
+            # passed or untested (a failed feature may belong to another rule)
             requirement_status = {
-                entry["id"]: _verdict({feature_status[f] for f in entry["features"]})
+                entry["id"]: against.get(entry["id"])
+                or _verdict({feature_status[f] for f in entry["features"]} & {"passed"})
                 for entry in table
             }
             by_adapter[adapter][role] = {
+                "contractFailures": contract.get((adapter, role), 0),
                 "features": dict(sorted(feature_status.items())),
                 "requirements": dict(sorted(requirement_status.items())),
             }
     result: dict[str, Any] = {
         "byAdapter": by_adapter,
+        "charges": [
+            dict(sorted(c.items()))
+            for c in sorted(
+                charges, key=lambda c: (c["suite"], c["combination"], c["set"], c["row"], c["rule"])
+            )
+        ],
         "features": sorted(all_features),
     }
     if notes:
@@ -694,16 +752,27 @@ def coverage_lines(result: dict[str, Any]) -> list[str]:
             counts = {s: sum(1 for v in statuses.values() if v == s) for s in _STATES}
             lines.append(
                 f"coverage {adapter} as {role}: {counts['passed']} passed, "
-                f"{counts['failed']} failed, {counts['untested']} untested "
-                f"of {len(statuses)} requirements"
+                f"{counts['failed']} failed, {counts['undetermined']} undetermined, "
+                f"{counts['untested']} untested of {len(statuses)} requirements"
             )
             failed = sorted(i for i, v in statuses.items() if v == "failed")
-            must = [i for i in failed if levels.get(i) == "MUST"]
-            other = [f"{i} ({levels.get(i, '?')})" for i in failed if levels.get(i) != "MUST"]
+            must = [i for i in failed if levels.get(i, "").startswith("MUST")]
+            other = [f"{i} ({levels.get(i, '?')})" for i in failed if i not in must]
             if must:
                 lines.append(f"  MUST failed: {', '.join(must)}")
             if other:
                 lines.append(f"  SHOULD/MAY failed: {', '.join(other)}")
+            unplaced = sorted(i for i, v in statuses.items() if v == "undetermined")
+            if unplaced:
+                lines.append(
+                    f"  undetermined (a failure the evidence cannot place on client or server): "
+                    f"{', '.join(unplaced)}"
+                )
+            contract = roles.get(role, {}).get("contractFailures", 0)
+            if contract:
+                lines.append(
+                    f"  contract failures (rows failed on no protocol requirement): {contract}"
+                )
             untested = sorted(i for i, v in statuses.items() if v == "untested")
             if untested:
                 lines.append(f"  untested: {', '.join(untested)}")
@@ -712,4 +781,4 @@ def coverage_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-_STATES = ("passed", "failed", "untested")
+_STATES = ("passed", "failed", "undetermined", "untested")

@@ -730,12 +730,47 @@ def _coverage(coverage: Any) -> str:
         if failures["other"]
         else "<p class='note'>none</p>"
     )
+    parts.append(_blame(coverage))
     parts.extend(tables)
     notes = coverage.get("notes")
     if isinstance(notes, list) and notes:
         parts.append("<ul class='note'>" + "".join(f"<li>{escape(str(n))}</li>" for n in notes))
         parts.append("</ul>")
     parts.append("</section>")
+    return "".join(parts)
+
+
+def _blame(coverage: dict[str, Any]) -> str:
+    """Whom each failed row was charged to, by the rule that judged it (docs/blame.md):
+    failures charged to a side, then those the evidence could not place."""
+    charges = [c for c in coverage.get("charges") or [] if isinstance(c, dict)]
+    if not charges:
+        return ""
+    placed = [c for c in charges if c.get("judges") in ("client", "server")]
+    unplaced = [c for c in charges if c.get("judges") == "either"]
+
+    def item(c: dict[str, Any]) -> str:
+        reqs = ", ".join(str(r) for r in c.get("requirements") or []) or "a contract duty"
+        who = ", ".join(str(a) for a in c.get("adapters") or [])
+        return (
+            f"<li><code>{escape(str(c.get('suite')))}/{escape(str(c.get('set')))}/"
+            f"{escape(str(c.get('combination')))}/{escape(str(c.get('row')))}</code>: "
+            f"<b>{escape(str(c.get('rule')))}</b> judges the {escape(str(c.get('judges')))}"
+            f"{' (' + escape(who) + ')' if who else ''}: {escape(reqs)}; "
+            f"<span class='note'>{escape(str(c.get('basis')))}</span></li>"
+        )
+
+    limit = 200
+    parts = ["<h3>Whom each failure is charged to</h3>"]
+    for title, group in (("charged to one side", placed), ("undetermined", unplaced)):
+        if not group:
+            continue
+        shown_items = "".join(item(c) for c in group[:limit])
+        more = f"<li>… and {len(group) - limit} more</li>" if len(group) > limit else ""
+        parts.append(
+            f"<details class='blame'><summary>{len(group)} {title}</summary>"
+            f"<ul>{shown_items}{more}</ul></details>"
+        )
     return "".join(parts)
 
 

@@ -211,6 +211,7 @@ def verify_set(
         if errors:
             row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
         elif altered:
+            row.diagnostics["classes"] = ["ServerAltered"]
             row.error = (
                 f"ServerAltered: the server answered {shown(altered[0])}, not the scenario's "
                 "response, so the row proves nothing of the client (a server sends the "
@@ -230,6 +231,9 @@ def verify_set(
             row.error = row.error or "the client reported a failure"
             if scenario.id in unreceipted:
                 row.error += " (the server never receipted the request)"
+            # the relay's capture (stdio) shows whether the client failed on its script
+            got = answered.get(scenario.request.get("id"))
+            row.diagnostics["classes"] = ["ClientFailedOnScript" if got else "ClientFailed"]
         else:  # a v1 client's own passed or failed is a diagnostic: its actual is judged
             if not blind:
                 _, unasserted = asserted(scenario, blind)
