@@ -1,4 +1,4 @@
-"""Command line: argument parsing only. `python -m interop {matrix,fuzz,build,unit-tests}`."""
+"""Command line: argument parsing only. `python -m interop {matrix,fuzz,build,unit-tests,...}`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from interop import ROOT, __version__, shard
 from interop.bench.run import PARTS as BENCH_PARTS
 from interop.bench.run import BenchOptions, run_bench
 from interop.contract.manifest import Adapter, AdapterDir, ManifestError, discover
+from interop.coverage import REQUIREMENTS_FILE
+from interop.coverage.speccheck import requirements_command
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
@@ -151,6 +153,15 @@ def _parser() -> argparse.ArgumentParser:
         "(never retried into a pass)",
     )
     matrix.add_argument(
+        "--recheck",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="run a combination with an unexpected failed row again N times, alone and with "
+        "only those rows; a row that passes then is reported flaky, never passed "
+        "(default 1; 0: never)",
+    )
+    matrix.add_argument(
         "--shard",
         metavar="K/N",
         help="run only the K-th of N parts of the grid, split evenly by cost "
@@ -280,6 +291,24 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a missing OLD.json is no error (the first nightly has no baseline)",
     )
+    pinned = commands.add_parser(
+        "requirements",
+        help="check the pinned requirement table against a spec checkout; 1 on any drift",
+    )
+    pinned.add_argument(
+        "--spec",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="a checkout of the spec repository (spec/draft/requirements.json and its documents)",
+    )
+    pinned.add_argument(
+        "--pinned",
+        type=Path,
+        default=REQUIREMENTS_FILE,
+        metavar="FILE",
+        help="the pinned table (default: interop/coverage/requirements.json)",
+    )
     bench = commands.add_parser(
         "bench",
         help="time the suites over the grid beside the physical floor (reports/bench.json)",
@@ -348,6 +377,18 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number (0 or more), not {text!r}"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return value
 
 
@@ -477,7 +518,7 @@ def _suite_runs(
             suite = SUITES[name]()
             paths = [p.resolve() for p in (scenarios or suite.default_sets(ROOT))]
             if not selection.active:
-                runs.append(SuiteRun(name, suite.load_sets(paths)))
+                runs.append(SuiteRun(name, suite.load_sets(paths), paths=tuple(paths)))
                 continue
             files = SelectedFiles() if name in FILE_ROW_SUITES else None
             if files is not None:
@@ -485,7 +526,9 @@ def _suite_runs(
             used = files.select(paths, selection) if files is not None else paths
             if not used:
                 continue  # no file row selected: only its own rows (probes) could be
-            run = SuiteRun(name, suite.load_sets(used), selection, row_tags(paths), files)
+            run = SuiteRun(
+                name, suite.load_sets(used), selection, row_tags(paths), files, tuple(paths)
+            )
             if run.row_count():
                 runs.append(run)
         if not runs:
@@ -558,6 +601,8 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
     try:
         if args.command in ("report", "diff"):
             return _report(args)
+        if args.command == "requirements":
+            return requirements_command(args.spec, args.pinned)
         extra = [] if args.command == "smoke" else list(args.adapter_dir)
         adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":
@@ -630,6 +675,7 @@ def _matrix(
         selection=selection,
         shard=_shard(args.shard),
         repeat=args.repeat,
+        recheck=args.recheck,
         known=load_known(args.known_failures) if args.known_failures.exists() else None,
         whole_grid=_whole_grid(args, adapters, pool, runs, selection),
         spec=args.spec.resolve() if args.spec is not None else None,

@@ -218,15 +218,17 @@ def combination_status(combination: dict[str, Any], rows: list[tuple[str, str]])
     """A combination's status once its rows' (set, status) are as given (see the module
     docstring)."""
     status = str(combination["status"])
-    if status not in (Status.FAILED, Status.KNOWN_FAILING):
+    if status not in (Status.FAILED, Status.KNOWN_FAILING, Status.FLAKY):
         return status
     statuses = [s for _, s in rows]
-    if not statuses or Status.FAILED in statuses or Status.KNOWN_FAILING not in statuses:
+    if not statuses or Status.FAILED in statuses:
+        return str(Status.FAILED)
+    if Status.KNOWN_FAILING not in statuses and Status.FLAKY not in statuses:
         return str(Status.FAILED)
     stages = [str(e.get("stage", "")) for e in combination["errors"]]
     if stages and not errors_covered(stages, rows):
         return str(Status.FAILED)
-    return str(Status.KNOWN_FAILING)
+    return str(Status.FLAKY if Status.FLAKY in statuses else Status.KNOWN_FAILING)
 
 
 def apply(

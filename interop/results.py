@@ -28,6 +28,9 @@ class Status(StrEnum):
     NOT_RUN = "not-run"  # it could have run but did not (interrupted, an earlier stage failed)
     # a failure listed in known-failures.json (interop/known.py): neither a pass nor a failure
     KNOWN_FAILING = "known-failing"
+    # failed, then passed when run again alone (--recheck) or in another repetition
+    # (--repeat): a verdict that cannot be trusted, never a pass
+    FLAKY = "flaky"
 
 
 STATUSES = tuple(Status)
@@ -547,7 +550,7 @@ _STAGE_SET = re.compile(r"\[([^\]]+)\]$")
 
 
 def errors_covered(stages: list[str], rows: list[tuple[str, str]]) -> bool:
-    """Whether known-failing rows stand for a combination's errors (rows: (set,
+    """Whether known-failing (or flaky) rows stand for a combination's errors (rows: (set,
     status)). An error whose stage names a set (`client[catalogue]`; a part of it run
     apart, `client[catalogue.row+2]`) is covered when that set has a known-failing row
     and none that passed; one that names no set of the rows, when the whole
@@ -561,7 +564,8 @@ def errors_covered(stages: list[str], rows: list[tuple[str, str]]) -> bool:
             if name is not None and (name == set_name or name.startswith(set_name + "."))
         ]
         scope = mine or [status for _, status in rows]
-        if Status.KNOWN_FAILING not in scope or Status.PASSED in scope:
+        standing = Status.KNOWN_FAILING in scope or Status.FLAKY in scope
+        if not standing or Status.PASSED in scope:
             return False
     return True
 
@@ -657,6 +661,8 @@ class Outcome:
         rows = [(r.set, str(r.status)) for r in self.rows]
         if self.errors and not errors_covered([e.stage for e in self.errors], rows):
             return Status.FAILED
+        if any(r.status == Status.FLAKY for r in self.rows):
+            return Status.FLAKY
         if known:
             return Status.KNOWN_FAILING
         if any(r.status == Status.UNSUPPORTED for r in self.rows):

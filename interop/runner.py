@@ -27,7 +27,7 @@ from interop import ROOT, shard
 from interop.contract.manifest import Adapter
 from interop.coverage import coverage, coverage_lines
 from interop.grid import Combination, expand
-from interop.known import KnownFailures
+from interop.known import KnownFailures, row_path
 from interop.known import apply as apply_known
 from interop.report import build_document, build_timings, write_reports
 from interop.report.terminal import failure_summary
@@ -37,9 +37,11 @@ from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
 from interop.schema import judged_by
 from interop.select import (
+    FILE_ROW_SUITES,
     SelectedFiles,
     Selection,
     restore_origin,
+    row_tags,
     trim_description,
     trim_outcome,
 )
@@ -63,6 +65,7 @@ class SuiteRun:
     selection: Selection = field(default_factory=Selection)
     tags: dict[str, list[str]] = field(default_factory=dict)
     files: SelectedFiles | None = None
+    paths: tuple[Path, ...] = ()  # the scenario files it was loaded from (their originals)
 
     def describe(self) -> list[dict[str, Any]]:
         described = [{**d, "suite": self.name} for d in self.sets.describe()]
@@ -100,6 +103,9 @@ class MatrixOptions:
     selection: Selection = field(default_factory=Selection)
     shard: tuple[int, int] | None = None  # (K, N) of --shard K/N
     repeat: int = 1  # --repeat N: each combination N times, rows that changed are flaky
+    # --recheck N: a combination with an unexpected failed row runs again N times with
+    # only those rows; a row that passes then is flaky (never a pass)
+    recheck: int = 1
     known: KnownFailures | None = None  # known-failures.json (interop/known.py)
     # every suite, adapter, transport and auth mode, no selection: a known-failures
     # pattern that matches nothing is then an error
@@ -298,8 +304,8 @@ def _unsupported(run: SuiteRun, combination: Combination, reason: str) -> Outcom
 
 def merge_repeats(repeats: list[list[Outcome]]) -> list[Outcome]:
     """One outcome per combination from N repetitions (`--repeat N`). A row whose status
-    was not the same every time is flaky: it keeps its first non-passing verdict (a flaky
-    row never passes) and lists every repetition's status in `diagnostics.repeats`.
+    was not the same every time is `flaky` (never a pass): it keeps its first non-passing
+    verdict's error and lists every repetition's status in `diagnostics.repeats`.
     Combination errors of every repetition are kept (once each)."""
     if len(repeats) == 1:
         return repeats[0]
@@ -328,13 +334,111 @@ def merge_repeats(repeats: list[list[Outcome]]) -> list[Outcome]:
                 continue
             chosen = next((r for r in rows if r.status != Status.PASSED), rows[0])
             if chosen.status == Status.PASSED:  # passed whenever it ran, missing otherwise
-                chosen.status = Status.FAILED
-                chosen.error = "flaky: no verdict in some repetitions"
+                chosen.error = "no verdict in some repetitions"
             chosen.diagnostics["repeats"] = statuses
             chosen.error = f"flaky ({', '.join(statuses)}): {chosen.error or chosen.status}"
+            chosen.status = Status.FLAKY
             outcome.rows.append(chosen)
         merged.append(outcome)
     return merged
+
+
+def _escape(row_id: str) -> str:
+    """A row id as an fnmatch pattern that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in row_id)
+
+
+def _restricted(run: SuiteRun, ids: list[str]) -> SuiteRun | None:
+    """The suite run with only the rows `ids`: file rows from trimmed copies of its
+    files (its other suites' own rows are trimmed from the outcome); None when its
+    files are not known."""
+    selection = Selection(scenarios=tuple(_escape(i) for i in ids))
+    suite = SUITES[run.name]()
+    if run.name not in FILE_ROW_SUITES:
+        return SuiteRun(run.name, run.sets, selection, run.tags, None, run.paths)
+    if not run.paths:
+        return None
+    files = SelectedFiles()
+    used = files.select(list(run.paths), selection)
+    if not used:
+        files.close()
+        return None
+    return SuiteRun(
+        run.name, suite.load_sets(used), selection, row_tags(list(run.paths)), files, run.paths
+    )
+
+
+def _recheck(
+    outcomes: list[Outcome],
+    options: MatrixOptions,
+    ctx: RunContext,
+    adapters: dict[str, Adapter],
+    paths: ReportPaths,
+    timeline: list[dict[str, Any]],
+    started: float,
+) -> bool:
+    """Run every combination with an unexpected failed row again, alone and with only
+    those rows, `options.recheck` times: a row that passes in any of them is flaky
+    (failed, then passed: never a pass), one that fails every time stays failed with
+    each re-run's verdict in `diagnostics.recheck`. Rows known-failures.json expects
+    to fail are not re-run. True when interrupted."""
+    runs = {run.name: run for run in options.suites}
+    targets: list[Planned] = []
+    made: list[SuiteRun] = []
+    failing: dict[tuple[str, Combination], list[RowVerdict]] = {}
+    for outcome in outcomes:
+        failed = [r for r in outcome.rows if r.status == Status.FAILED]
+        failed = [r for r in failed if not _expected(options, outcome, r)]
+        run = runs.get(outcome.suite)
+        if not failed or run is None:
+            continue
+        sub = _restricted(run, sorted({r.id for r in failed}))
+        if sub is None:
+            continue
+        made.append(sub)
+        suite: Suite = SUITES[outcome.suite]()
+        failing[(outcome.suite, outcome.combination)] = failed
+        targets += [Planned(suite, sub, job) for job in suite.plan([outcome.combination], adapters)]
+    try:
+        for _ in range(options.recheck):
+            if not targets:
+                break
+            ran: list[Outcome] = []
+            quiet = Progress(sum(len(p.job.combinations) for p in targets), quiet=True)
+            if _run_jobs(targets, ctx, adapters, quiet, ran, paths, options, timeline, started):
+                return True
+            for again in ran:
+                rows = failing.get((again.suite, again.combination), [])
+                runs[again.suite].trim(again)
+                verdicts = {(r.set, r.id): r for r in again.rows}
+                for row in rows:
+                    now = verdicts.get((row.set, row.id))
+                    said = str(now.status) if now is not None else "missing"
+                    if now is not None and now.error:
+                        said += f": {now.error}"
+                    row.diagnostics.setdefault("recheck", []).append(said)
+                    if now is not None and now.status == Status.PASSED:
+                        row.status = Status.FLAKY
+                        row.error = f"flaky: failed ({row.error}), then passed when run again alone"
+            still = {
+                k for k, rows in failing.items() if any(r.status == Status.FAILED for r in rows)
+            }
+            targets = [p for p in targets if (p.run.name, p.job.combinations[0]) in still]
+        return False
+    finally:
+        for sub in made:
+            if sub.files is not None:
+                sub.files.close()
+
+
+def _expected(options: MatrixOptions, outcome: Outcome, row: RowVerdict) -> bool:
+    """Whether known-failures.json lists the row (it is expected to fail)."""
+    if options.known is None:
+        return False
+    c = outcome.combination
+    fields = {"suite": outcome.suite, "client": c.client, "server": c.server}
+    fields |= {"transport": c.transport, "auth": c.auth}
+    return options.known.match(row_path(fields, row.set, row.id)) is not None
 
 
 def _job_failure(suite: str, job: Job, message: str) -> list[Outcome]:
@@ -445,6 +549,10 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                     if interrupted:
                         break
                 outcomes += merge_repeats(repeats)
+                if not interrupted and options.recheck:
+                    interrupted = _recheck(
+                        outcomes, options, ctx, adapters, paths, timeline, started
+                    )
             finally:
                 progress.stop()
             interrupts.hold()  # from here on a signal waits until the report is written
@@ -486,7 +594,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     if interrupted:
         return 130
     counts = document["summary"]["combinations"]
-    if counts[Status.FAILED] or known_problems:
+    if counts[Status.FAILED] or counts.get(Status.FLAKY) or known_problems:
         return 1
     if options.shard is None and not any(
         counts[s] for s in (Status.PASSED, Status.UNSUPPORTED, Status.KNOWN_FAILING)

@@ -66,6 +66,7 @@ def test_honest_fake_passes_everything(
         "inapplicable": 0,
         "not-run": 0,
         "known-failing": 0,
+        "flaky": 0,
     }
     assert report["summary"]["rows"]["passed"] == 16
     assert report["incomplete"] is False

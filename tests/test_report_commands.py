@@ -144,7 +144,7 @@ def test_repeat_reports_a_row_whose_verdict_changed_as_flaky_never_as_passed(
     (combination,) = report["combinations"]
     flaky = [row for block in combination["results"].values() for row in block["rows"]]
     assert len(flaky) == 1, flaky
-    assert flaky[0]["status"] == "failed"
+    assert flaky[0]["status"] == "flaky"
     assert flaky[0]["diagnostics"]["repeats"] == ["passed", "failed"]
     assert flaky[0]["error"].startswith("flaky (passed, failed)")
     assert combination["counts"]["passed"] == 7
@@ -179,3 +179,38 @@ def test_a_suite_an_adapter_does_not_list_is_unsupported_not_run(
     assert len(rows) == next(s for s in report["sets"] if s["suite"] == "elicitation")["scenarios"]
     assert all(row["status"] == "unsupported" for row in rows)
     assert "c does not implement the elicitation suite" in rows[0]["error"]
+
+
+def test_a_one_off_failure_is_rechecked_alone_and_reported_flaky_never_passed(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    """A client that lies on its first row in its first run only: the row fails, is
+    run again alone (--recheck, default once) and passes, so it is `flaky` (the run
+    exits 1, the row names both verdicts); a row that fails again stays failed with
+    the re-run's verdict beside it; with --recheck 0 nothing is run again."""
+    dirs = [fake_adapter("f", client="fails-once")]
+    output = tmp_path / "run" / "report.json"
+    assert main(matrix_argv(dirs, small_set, output, "--transports", "http")) == 1
+    report = json.loads(output.read_text())
+    (combination,) = report["combinations"]
+    (row,) = [r for block in combination["results"].values() for r in block["rows"]]
+    assert row["status"] == "flaky"
+    assert row["diagnostics"]["recheck"] == ["passed"]
+    assert row["error"].startswith("flaky: failed ($.decision: expected")
+    assert row["error"].endswith("then passed when run again alone")
+    assert combination["status"] == "flaky"
+    assert combination["counts"]["flaky"] == 1 and combination["counts"]["passed"] == 7
+    assert report["summary"]["rows"]["flaky"] == 1
+    liar = [fake_adapter("l", client="lie")]
+    again = tmp_path / "again" / "report.json"
+    assert main(matrix_argv(liar, small_set, again, "--transports", "http")) == 1
+    (combination,) = json.loads(again.read_text())["combinations"]
+    (row,) = [r for block in combination["results"].values() for r in block["rows"]]
+    assert row["status"] == "failed"
+    assert row["diagnostics"]["recheck"][0].startswith("failed: $.decision: expected")
+    once = [fake_adapter("o", client="fails-once")]
+    off = tmp_path / "off" / "report.json"
+    assert main(matrix_argv(once, small_set, off, "--transports", "http", "--recheck", "0")) == 1
+    (combination,) = json.loads(off.read_text())["combinations"]
+    (row,) = [r for block in combination["results"].values() for r in block["rows"]]
+    assert row["status"] == "failed" and "recheck" not in row.get("diagnostics", {})

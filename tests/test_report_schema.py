@@ -145,7 +145,7 @@ BROKEN: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("no summary.suites", _set("summary.suites", KeyError), "$.summary"),
     ("an unknown key", _set("extra", 1), "$"),
     ("incomplete as text", _set("incomplete", "no"), "$.incomplete"),
-    ("an unknown status", _set("combinations.0.status", "flaky"), "$.combinations[0].status"),
+    ("an unknown status", _set("combinations.0.status", "shaky"), "$.combinations[0].status"),
     ("a negative count", _set("summary.rows.passed", -1), "$.summary.rows.passed"),
     ("an unknown count", _set("combinations.0.counts.skipped", 0), "$.combinations[0].counts"),
     (

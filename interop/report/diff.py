@@ -49,7 +49,7 @@ from interop.known import row_path
 from interop.report.document import REPORT_VERSION, rows_of
 from interop.results import Status, digest
 
-FAILING = (Status.FAILED, Status.KNOWN_FAILING)
+FAILING = (Status.FAILED, Status.KNOWN_FAILING, Status.FLAKY)
 
 
 class DiffError(ValueError):

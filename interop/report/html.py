@@ -34,7 +34,15 @@ from interop.report.terminal import rerun_command
 LOG_TAIL = 40  # lines of each log embedded per combination
 LOG_LINE = 2000  # characters kept of one log line
 ROW_ID_MARK = "__AHP_ROW_ID__"
-_ORDER = ("passed", "failed", "unsupported", "known-failing", "not-run", "inapplicable")
+_ORDER = (
+    "passed",
+    "failed",
+    "flaky",
+    "unsupported",
+    "known-failing",
+    "not-run",
+    "inapplicable",
+)
 _RUN_DATE_KEYS = ("date", "runDate", "started", "startedAt", "start", "finished", "finishedAt")
 
 _STYLE = """
@@ -55,7 +63,7 @@ padding:.4rem;border-radius:4px;max-height:30rem;overflow:auto}
 .meta td,.meta th{font-size:12px}
 .n{font-variant-numeric:tabular-nums}
 .passed{color:var(--ok)}.failed{color:var(--bad)}.unsupported{color:var(--warn)}
-.known-failing{color:var(--kf)}.inapplicable,.not-run{color:var(--mute)}
+.known-failing{color:var(--kf)}.flaky{color:var(--kf);font-style:italic}.inapplicable,.not-run{color:var(--mute)}
 .zero{color:#bbb}
 .badge{display:inline-block;margin:2px;padding:2px 6px;border-radius:10px;border:1px solid;
 text-decoration:none;font-size:12px;white-space:nowrap}
@@ -98,7 +106,7 @@ _SCRIPT = r"""
   var STATUSES = D.statuses, SETS = D.sets, COMBOS = D.combos;
   var PAGE = 50; // failing rows rendered at a time
   var KEYS = ["suite", "status", "lang", "tag", "combo"];
-  var PRIORITY = ["failed", "unsupported", "not-run", "known-failing", "passed"];
+  var PRIORITY = ["failed", "flaky", "unsupported", "not-run", "known-failing", "passed"];
   var KIND = {removed: "expected only", added: "actual only", changed: "changed"};
   var has = function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); };
 
@@ -693,7 +701,7 @@ def _coverage(coverage: Any) -> str:
                 rows.append(
                     f"<tr><td><code>{escape(str(rid))}</code></td><td>{escape(level)}</td>"
                     f"<td class='{escape(str(status))}'>{escape(str(status))}</td>"
-                    f"<td>{escape(title)}</td></tr>"
+                    f"<td>{escape(title)}</td><td><code>{escape(_stated(info))}</code></td></tr>"
                 )
             features = entry.get("features") or {}
             feature_rows = []
@@ -707,7 +715,8 @@ def _coverage(coverage: Any) -> str:
             tables.append(
                 f"<details class='coverage-table'><summary><b>{escape(str(adapter))}</b> as {role}"
                 f": {summary or 'nothing judged'}</summary>"
-                "<table><tr><th>requirement</th><th>level</th><th>status</th><th>title</th></tr>"
+                "<table><tr><th>requirement</th><th>level</th><th>status</th><th>title</th>"
+                "<th>stated in</th></tr>"
                 + "".join(rows)
                 + "</table>"
                 + (
@@ -730,6 +739,7 @@ def _coverage(coverage: Any) -> str:
         if failures["other"]
         else "<p class='note'>none</p>"
     )
+    parts.append(_profiles(coverage))
     parts.append(_blame(coverage))
     parts.extend(tables)
     notes = coverage.get("notes")
@@ -738,6 +748,51 @@ def _coverage(coverage: Any) -> str:
         parts.append("</ul>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _stated(info: dict[str, Any]) -> str:
+    """Where a requirement is stated: the spec document and anchor of a canonical one,
+    what one of ours (IMX-) refines."""
+    if info.get("document"):
+        return f"{info['document']}#{info.get('anchor', '')}"
+    refines = info.get("refines")
+    if isinstance(refines, dict):
+        return f"refines {refines.get('document', '')} {refines.get('section', '')}".strip()
+    return f"refines {refines}" if refines else ""
+
+
+_CLAIM_CLASS = {"met": "passed", "failed": "failed", "untested": "not-run"}
+
+
+def _profiles(coverage: dict[str, Any]) -> str:
+    """Each canonical conformance profile's claim per adapter and role (met, failed or
+    untested; docs/coverage.md), one row per adapter and role."""
+    profiles = coverage.get("profiles")
+    if not isinstance(profiles, dict) or not profiles:
+        return ""
+    names = sorted(str(p) for p, entry in profiles.items() if isinstance(entry, dict))
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for pid in names:
+        verdicts = profiles[pid].get("verdicts")
+        for adapter, by_role in verdicts.items() if isinstance(verdicts, dict) else []:
+            for role, verdict in by_role.items() if isinstance(by_role, dict) else []:
+                cells.setdefault((str(adapter), str(role)), {})[pid] = str(verdict)
+    head = "".join(
+        f"<th title='{escape(', '.join(str(r) for r in profiles[p].get('requirements') or []))}'>"
+        f"{escape(p)}</th>"
+        for p in names
+    )
+    body = []
+    for (adapter, role), row in sorted(cells.items()):
+        tds = "".join(
+            f"<td class='{_CLAIM_CLASS.get(row.get(p, ''), '')}'>{escape(row.get(p, '-'))}</td>"
+            for p in names
+        )
+        body.append(f"<tr><td><b>{escape(adapter)}</b></td><td>{escape(role)}</td>{tds}</tr>")
+    return (
+        "<h3>Conformance profiles</h3><table class='profiles'><tr><th>adapter</th>"
+        f"<th>role</th>{head}</tr>{''.join(body)}</table>"
+    )
 
 
 def _blame(coverage: dict[str, Any]) -> str:

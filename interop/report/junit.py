@@ -87,6 +87,11 @@ def build_junit(document: dict[str, Any]) -> bytes:
                     f"actual:   {dumps_compact(row.get('actual'))}"
                 )
                 counts["failures"] += 1
+            elif row["status"] == "flaky":  # never a pass: a failure CI must see
+                message = row.get("error") or "flaky"
+                failure = ET.SubElement(case, "failure", type="RowFlaky", message=message)
+                failure.text = message
+                counts["failures"] += 1
             elif row["status"] == KNOWN:
                 skipped = ET.SubElement(case, "skipped", message=_known_message(row))
                 skipped.text = row.get("error") or ""

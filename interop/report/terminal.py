@@ -82,7 +82,19 @@ def failure_summary(document: dict[str, Any]) -> list[str]:
         lines.append(f"  re-run one: {first[error]}")
     if len(rows) > SHOWN:
         lines.append(f"  ... and {len(rows) - SHOWN} more distinct row failures (see the report)")
-    return lines + _known_summary(document)
+    return lines + _flaky_summary(document) + _known_summary(document)
+
+
+def _flaky_summary(document: dict[str, Any]) -> list[str]:
+    """One line per flaky row: it failed, then passed when run again (never a pass)."""
+    lines: list[str] = []
+    for c in document["combinations"]:
+        for row in rows_of(document, c):
+            if row["status"] == "flaky":
+                lines.append(f"FLAKY {_label(c)} {row['set']}/{row['id']}: {row.get('error', '')}")
+    if len(lines) > SHOWN:
+        lines = [*lines[:SHOWN], f"  ... and {len(lines) - SHOWN} more flaky rows"]
+    return lines
 
 
 def _known_summary(document: dict[str, Any]) -> list[str]:

@@ -205,11 +205,14 @@ def client(config: dict[str, Any], behaviour: str) -> int:
         subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
         )
-    if behaviour == "flaky":  # lies on its first row in every other run (a counter in its folder)
+    if behaviour in ("flaky", "fails-once"):  # a counter of runs in its folder
         counter = Path("flaky-runs")
         runs = int(counter.read_text()) if counter.exists() else 0
         counter.write_text(str(runs + 1))
-        behaviour = "lie" if runs % 2 else "honest"
+        if behaviour == "flaky":  # lies on its first row in every other run
+            behaviour = "lie" if runs % 2 else "honest"
+        else:  # lies on its first row in its first run only: a one-off failure
+            behaviour = "lie" if runs == 0 else "honest"
     send = http_sender(config) if config["transport"] == "http" else stdio_sender(config)
     results = []
     for index, scenario in enumerate(scenarios):
