@@ -9,10 +9,13 @@ Three steps, each a plain function:
   auth row that expects a refusal `auth-server:refusal`). The vocabulary is
   closed: `VOCABULARY` lists every name `features` can return, and
   docs/coverage.md explains each family.
-- `requirements.json` (beside this module, `load_requirements()`): a checked-in
-  table from features to AHP requirement ids, each with its level and the
-  sources of the mapping (the golden fixtures' manifest cases and the digest
-  section that states the rule).
+- `requirements.json` (beside this module, `load_requirements()`): the spec's
+  canonical requirements pinned by their facts (id, level, profile, document,
+  anchor, section, textSha256), each with our title and the features whose rows
+  test it, then our own finer `IMX-` requirements, each naming what it refines;
+  and the spec's conformance profiles (`load_profiles()`, judged per adapter and
+  role by `interop.coverage.profiles`). `interop.coverage.speccheck` compares
+  the table with a spec checkout (`python -m interop requirements --spec PATH`).
 - `coverage(document, root)`: for a report document (reportVersion 3), every
   row of every combination mapped to its features (its row's features plus the
   combination's `transport:` and `auth:`), then per adapter and role each
@@ -26,15 +29,25 @@ Only `passed` and `failed` rows count as exercised; `unsupported`,
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from interop.blame import row_rules
+from interop.coverage.profiles import profile_line, profile_verdicts
 
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements.json")
 
-LEVELS = ("MUST", "SHOULD", "MAY")
+LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
+# a canonical requirement's id, and one of ours (Interop Matrix) that refines one
+CANONICAL_ID = re.compile(r"AHP-[A-Z]+-\d{3}")
+OWN_ID = re.compile(r"IMX-[A-Z]+-\d{3}")
+CANONICAL_FIELDS = frozenset(
+    {"id", "level", "profile", "document", "anchor", "section", "textSha256", "title"}
+    | {"features", "fixtures"}
+)
+OWN_FIELDS = frozenset({"id", "level", "title", "features", "refines", "source"})
 SUITES = ("auth", "catalogue", "compaction", "core", "elicitation", "isolation", "lifecycle")
 TRANSPORTS = ("http", "stdio")
 AUTH_MODES = ("bearer", "mtls", "none", "oauth", "workload")
@@ -504,16 +517,55 @@ def features(suite: str, row: dict[str, Any]) -> set[str]:
 
 
 def load_requirements(path: Path = REQUIREMENTS_FILE) -> list[dict[str, Any]]:
-    """The checked-in table, sorted by id: `{id, level, title, source, features}`."""
+    """The checked-in table, sorted by id. A canonical entry (`AHP-...`) has exactly
+    CANONICAL_FIELDS; one of ours (`IMX-...`) has OWN_FIELDS, and its `refines` names
+    a canonical id of the table or `{document, section}` of the spec. ValueError
+    otherwise (a duplicate id, a level not in LEVELS, a feature not in VOCABULARY)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     table = data["requirements"]
+    canonical = {e.get("id") for e in table if CANONICAL_ID.fullmatch(str(e.get("id")))}
+    seen: set[str] = set()
     for entry in table:
+        rid = str(entry.get("id"))
+        if rid in seen:
+            raise ValueError(f"{path}: {rid}: listed twice")
+        seen.add(rid)
+        if CANONICAL_ID.fullmatch(rid):
+            fields = CANONICAL_FIELDS
+        elif OWN_ID.fullmatch(rid):
+            fields = OWN_FIELDS
+            refines = entry.get("refines")
+            section = isinstance(refines, dict) and set(refines) == {"document", "section"}
+            if not (
+                (isinstance(refines, str) and refines in canonical)
+                or (section and str(refines["document"]).startswith("spec/"))
+            ):
+                raise ValueError(f"{path}: {rid}: refines {refines!r}: no canonical id or section")
+        else:
+            raise ValueError(f"{path}: {rid}: neither an AHP- nor an IMX- id")
+        if set(entry) != fields:
+            raise ValueError(f"{path}: {rid}: fields {sorted(entry)}, expected {sorted(fields)}")
         if entry["level"] not in LEVELS:
-            raise ValueError(f"{path}: {entry['id']}: level {entry['level']!r}")
+            raise ValueError(f"{path}: {rid}: level {entry['level']!r}")
         unknown = sorted(set(entry["features"]) - VOCABULARY)
         if unknown:
-            raise ValueError(f"{path}: {entry['id']}: unknown features {', '.join(unknown)}")
+            raise ValueError(f"{path}: {rid}: unknown features {', '.join(unknown)}")
     return sorted(table, key=lambda e: e["id"])
+
+
+def load_profiles(path: Path = REQUIREMENTS_FILE) -> list[dict[str, Any]]:
+    """The spec's conformance profiles pinned beside the table, sorted by id:
+    `{id, path, sha256, roles, requirements}` (roles `harness`/`backend`)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return sorted(data.get("profiles", []), key=lambda p: str(p["id"]))
+
+
+def _requirement_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """What the coverage result says of one requirement: its facts and ours, sorted."""
+    keys = ("anchor", "document", "id", "level", "profile", "refines", "section", "textSha256")
+    summary = {k: entry[k] for k in (*keys, "title") if k in entry}
+    summary["features"] = sorted(entry["features"])
+    return dict(sorted(summary.items()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -710,15 +762,8 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
     }
     if notes:
         result["notes"] = sorted(notes)
-    result["requirements"] = [
-        {
-            "features": sorted(e["features"]),
-            "id": e["id"],
-            "level": e["level"],
-            "title": e["title"],
-        }
-        for e in table
-    ]
+    result["profiles"] = profile_verdicts(by_adapter, load_profiles())
+    result["requirements"] = [_requirement_summary(e) for e in table]
     return result
 
 
@@ -755,6 +800,9 @@ def coverage_lines(result: dict[str, Any]) -> list[str]:
                 f"{counts['failed']} failed, {counts['undetermined']} undetermined, "
                 f"{counts['untested']} untested of {len(statuses)} requirements"
             )
+            profiles = profile_line(result.get("profiles", {}), statuses, adapter, role)
+            if profiles:
+                lines.append(profiles)
             failed = sorted(i for i, v in statuses.items() if v == "failed")
             must = [i for i in failed if levels.get(i, "").startswith("MUST")]
             other = [f"{i} ({levels.get(i, '?')})" for i in failed if i not in must]
