@@ -100,6 +100,14 @@ RULES: dict[str, Rule] = _rules(
         DERIVED,
         "the client failed a row whose scripted response the capture shows it got",
     ),
+    ("ClientCredential", "client", AUTH, "the capture: the request lacked the run's credential"),
+    (
+        "ServerRefusedCredential",
+        "server",
+        AUTH,
+        "the capture: the server refused the run's valid credential",
+    ),
+    ("ServerRefused", "server", ("AHP-HTTP-001",), "the capture: an HTTP error for the script"),
     (
         "ServerAltered",
         "server",

@@ -188,6 +188,25 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "why it refused.",
     ),
     (
+        "ClientCredential",
+        "The capture of a re-run shows the client sent its request without the run's valid "
+        "credential for the auth mode, and the server refused it.",
+        "Send the configured credential (docs/AUTH.md) on every request.",
+    ),
+    (
+        "ServerRefusedCredential",
+        "The capture of a re-run shows the server refused (HTTP 4xx/5xx) a request that carried "
+        "the run's valid credential for the auth mode.",
+        "Accept the mode's valid credential (docs/AUTH.md): check the issuer, audience and keys "
+        "the server config names.",
+    ),
+    (
+        "ServerRefused",
+        "The capture of a re-run shows the server answered the scripted request with an HTTP "
+        "error in a mode without a credential.",
+        "Answer each scenario's request with its response (docs/CONTRACT.md, 'Replies').",
+    ),
+    (
         "ServerAltered",
         "The server answered something other than the row's scripted response, so the row proves "
         "nothing of the client.",

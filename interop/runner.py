@@ -399,6 +399,7 @@ def _recheck(
         suite: Suite = SUITES[outcome.suite]()
         failing[(outcome.suite, outcome.combination)] = failed
         targets += [Planned(suite, sub, job) for job in suite.plan([outcome.combination], adapters)]
+    ctx.capture = True  # the re-runs go through recording relays: wire evidence
     try:
         for _ in range(options.recheck):
             if not targets:
@@ -412,6 +413,10 @@ def _recheck(
                 runs[again.suite].trim(again)
                 verdicts = {(r.set, r.id): r for r in again.rows}
                 for row in rows:
+                    if again.suite == "core":  # its re-run went through a recording relay
+                        kind = "json" if again.combination.transport == "http" else "jsonl"
+                        capture = f"{again.combination.key}/capture-{row.set}.{kind}"
+                        row.diagnostics["capture"] = f"{paths.logs.name}/{capture}"
                     now = verdicts.get((row.set, row.id))
                     said = str(now.status) if now is not None else "missing"
                     if now is not None and now.error:
@@ -420,12 +425,16 @@ def _recheck(
                     if now is not None and now.status == Status.PASSED:
                         row.status = Status.FLAKY
                         row.error = f"flaky: failed ({row.error}), then passed when run again alone"
+                    elif now is not None and now.diagnostics.get("classes"):
+                        # the re-run's rules, judged on its capture, place the failure
+                        row.diagnostics["classes"] = now.diagnostics["classes"]
             still = {
                 k for k, rows in failing.items() if any(r.status == Status.FAILED for r in rows)
             }
             targets = [p for p in targets if (p.run.name, p.job.combinations[0]) in still]
         return False
     finally:
+        ctx.capture = False
         for sub in made:
             if sub.files is not None:
                 sub.files.close()

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, dumps_canonical, load_file
 from interop.results import Outcome
+from interop.suites.base import set_file
 
 # Suites whose scenario sets are exactly the rows of their files (others send a
 # file's row as part of cases of their own, or build rows from a file).
@@ -125,15 +125,12 @@ class SelectedFiles:
 
 def restore_origin(described: dict[str, Any], files: SelectedFiles | None) -> dict[str, Any]:
     """A set description of a trimmed copy, naming the original file and its sha256
-    (a copy lies outside the repository, so its description names it by file name)."""
+    (a copy lies outside the repository, so its description names it by its own path)."""
     if files is None:
         return described
     for copy, original in files.originals.items():
-        if described.get("file") == copy.name:
-            try:
-                file = str(original.relative_to(ROOT))
-            except ValueError:
-                file = original.name
+        if described.get("file") in (copy.name, str(copy)):
+            file = set_file(original)
             digest = hashlib.sha256(original.read_bytes()).hexdigest()
             return {**described, "file": file, "sha256": digest}
     return described

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hmac as std_hmac
 import ipaddress
 import itertools
 import json
@@ -22,9 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from interop.redact import Redactor
@@ -45,6 +50,14 @@ def _jwt_input(alg: str, claims: dict[str, Any]) -> bytes:
     header = {"alg": alg, "typ": "JWT"}
     parts = [json.dumps(p, separators=(",", ":")).encode() for p in (header, claims)]
     return (_b64url(parts[0]) + "." + _b64url(parts[1])).encode("ascii")
+
+
+def _unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def hmac_compare(a: str, b: str) -> bool:
+    return std_hmac.compare_digest(a.encode(), b.encode())
 
 
 def sign_es256(key: ec.EllipticCurvePrivateKey, claims: dict[str, Any]) -> str:
@@ -288,6 +301,57 @@ class Trust:
             value = sign_es256(key, claims)
         self.redactor.add(value)
         return value
+
+    def credential_valid(self, mode: str, profile: str, authorization: list[str]) -> bool | None:
+        """Whether the Authorization headers a client sent carry the run's valid credential
+        for `mode` (a token signed by the run's issuer, for the run's audience, unexpired
+        at the fixed clock; the run's bearer token), None for a mode without one."""
+        if mode not in ("bearer", "oauth", "workload"):
+            return None
+        if len(authorization) != 1 or not authorization[0].startswith("Bearer "):
+            return False
+        token = authorization[0].removeprefix("Bearer ")
+        if mode == "bearer":
+            return hmac_compare(token, self.bearer_token)
+        return self._jwt_valid(token, mode, profile)
+
+    def _jwt_valid(self, token: str, purpose: str, profile: str) -> bool:
+        parts = token.split(".")
+        if len(parts) != 3:
+            return False
+        try:
+            header, claims = (json.loads(_unb64url(p)) for p in parts[:2])
+            signature = _unb64url(parts[2])
+        except ValueError:
+            return False
+        signing_input = (parts[0] + "." + parts[1]).encode("ascii")
+        if profile == "compat":
+            if header.get("alg") != "HS256":
+                return False
+            mac = hmac.HMAC(self.compat_secrets[purpose].encode(), hashes.SHA256())
+            mac.update(signing_input)
+            if not hmac_compare(_b64url(mac.finalize()), parts[2]):
+                return False
+        else:
+            if header.get("alg") != "ES256" or len(signature) != 64:
+                return False
+            key = self.oauth_key if purpose == "oauth" else self.workload_key
+            r, s = (int.from_bytes(signature[i : i + 32], "big") for i in (0, 32))
+            try:
+                key.public_key().verify(
+                    encode_dss_signature(r, s), signing_input, ec.ECDSA(hashes.SHA256())
+                )
+            except InvalidSignature:
+                return False
+        audience = claims.get("aud")
+        audiences = audience if isinstance(audience, list) else [audience]
+        exp = claims.get("exp")
+        return (
+            claims.get("iss") == ISSUER
+            and AUDIENCE in audiences
+            and isinstance(exp, int)
+            and exp > CLOCK
+        )
 
     def leaf_files(
         self, name: str, *, untrusted: bool = False, server: bool, **options: Any

@@ -50,9 +50,9 @@ def stdio_server(
         config_path = write_json(home / "server-config.json", config)
         keys = {"serverCommand": command, "serverCwd": str(server.directory)}
         return {**keys, "serverConfig": str(config_path)}, receipt_log
-    if server.receipt_log:
+    if server.receipt_log and not ctx.capture:
         config["receiptLog"] = str(receipt_log)
-    else:  # a contract v1 server: receipts come from a relay in front of it
+    else:  # a contract v1 server, or a recheck: receipts and answers from the relay
         replies = str(replies_beside(receipt_log))
         command = [sys.executable, relay.__file__, "--log", str(receipt_log)]
         command += ["--replies", replies, "--snapshot", str(snapshot_beside(receipt_log))]

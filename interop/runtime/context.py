@@ -45,6 +45,9 @@ class RunContext:
     # the spec's canonical schemas (`--spec PATH`: PATH/schema/draft), handed to
     # contract v1 adapters as upstream drivers hand theirs; None: ours for everyone
     spec_schemas: Path | None = None
+    # a recheck (runner): clients talk through recording relays, whose frames are kept
+    # as the failure's wire evidence (runtime/capture.py, the stdio relay's replies)
+    capture: bool = False
     cancelled: threading.Event = field(default_factory=threading.Event)
     _counter: itertools.count[int] = field(default_factory=itertools.count)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from interop import ROOT
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.jsonvalue import dumps_compact
@@ -222,3 +223,13 @@ class Suite(Protocol):
 def weight(adapter: Adapter) -> float:
     """An adapter's relative cost per row (manifest `extensions.weight`, default 1)."""
     return adapter.weight
+
+
+def set_file(path: Path) -> str:
+    """A scenario file as a report names it: relative to the repository when it lies
+    inside, else its absolute path (coverage and re-runs read it from there)."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(ROOT))
+    except ValueError:
+        return str(resolved)

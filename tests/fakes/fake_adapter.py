@@ -119,7 +119,10 @@ def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
                         state.gate(name).set()
                     self.reply({"released": name})
                 return
-            answer = state.receive(body)
+            if state.behaviour == "refuse-auth":  # refuses every AHP request, whatever it carries
+                self.wfile.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+                return
+            answer = server_answer(state, body, state.receive(body))
             if state.behaviour == "die-after-first":
                 os.kill(os.getpid(), signal.SIGKILL)
             state.hold(body)
@@ -185,6 +188,49 @@ CORE_EVENTS = (
 )
 
 
+def _deep(base: Any, value: Any) -> Any:
+    if not isinstance(base, dict) or not isinstance(value, dict):
+        return value
+    out = dict(base)
+    for key, item in value.items():
+        out[key] = _deep(base.get(key), item)
+    return out
+
+
+def deep_merged(scenario: dict[str, Any]) -> Any:
+    """The tool input after the response's `merge` of input, merged deeply: the
+    mistake a client makes when it recurses into nested objects (None: no such merge)."""
+    effects = (scenario.get("response") or {}).get("result", {}).get("effects", [])
+    merges = [
+        e for e in effects
+        if isinstance(e, dict) and e.get("target") == "input" and e.get("operation") == "merge"
+    ]  # fmt: skip
+    if not merges:
+        return None
+    value = scenario["request"]["params"]["event"]["tool"]["input"]
+    for effect in merges:
+        value = _deep(value, effect["value"])
+    return value
+
+
+def server_answer(state: State, message: Any, answer: Any) -> Any:
+    """The fake server's answer: `alter-first` answers the first scenario whose scripted
+    result has effects with none."""
+    first = next(
+        (
+            i
+            for i, r in state.responses.items()
+            if isinstance(r, dict) and (r.get("result") or {}).get("effects")
+        ),
+        None,
+    )
+    mine = state.behaviour == "alter-first" and isinstance(message, dict)
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if mine and message.get("id") == first and isinstance(result, dict):
+        return {**answer, "result": {**result, "effects": []}}
+    return answer
+
+
 def client(config: dict[str, Any], behaviour: str) -> int:
     scenarios = json.loads(Path(config["scenarioFile"]).read_text())["scenarios"]
     if behaviour == "crash":
@@ -226,6 +272,8 @@ def client(config: dict[str, Any], behaviour: str) -> int:
         actual = {"rejected": True} if scenario.get("expectError") else scenario["expected"]
         if behaviour == "lie" and index == 0:
             actual = {**actual, "decision": "bogus"}
+        if behaviour == "deep-merge" and "input" in actual:  # merges input objects deeply
+            actual = {**actual, "input": deep_merged(scenario) or actual["input"]}
         if behaviour == "extra-key" and not scenario.get("expectError"):
             actual = {**actual, "flow": "stop"} if "flow" not in actual else actual
         results.append({"id": scenario["id"], "status": "passed", "actual": actual})

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, load_file, strict_equal
 from interop.suites.base import (
     MergeableSet,
     ScenarioError,
     identifiers,
     merged_runs,
+    set_file,
     write_set_file,
 )
 
@@ -236,18 +236,11 @@ class CatalogueSet(MergeableSet):
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "file": _relative(self.path),
+            "file": set_file(self.path),
             "sha256": hashlib.sha256(self.path.read_bytes()).hexdigest(),
             "scenarios": len(self.scenarios),
             "rows": [(row.id, row.raw["expected"]) for row in self.scenarios],
         }
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return path.name
 
 
 class CatalogueSets(list[CatalogueSet]):

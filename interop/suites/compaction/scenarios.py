@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import ScenarioError, write_set_file
+from interop.suites.base import ScenarioError, set_file, write_set_file
 
 TRANSPORTS = ("http", "stdio")
 ANSWER_KEYS = ("expected", "proof")
@@ -229,10 +228,7 @@ class CompactionSet:
         return write_set_file(path, self.document, rows, owner=self, variant=(transport, blind))
 
     def describe(self) -> dict[str, Any]:
-        try:
-            file = str(self.path.resolve().relative_to(ROOT))
-        except ValueError:
-            file = self.path.name
+        file = set_file(self.path)
         return {
             "name": self.name,
             "file": file,

@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import MergeableSet, ScenarioError, merged_runs, write_set_file
+from interop.suites.base import MergeableSet, ScenarioError, merged_runs, set_file, write_set_file
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
@@ -221,7 +220,7 @@ class CoreSets(list[ScenarioSet]):
         return [
             {
                 "name": s.name,
-                "file": _relative(s.path),
+                "file": set_file(s.path),
                 "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
                 "scenarios": len(s.scenarios),
                 "rows": [(row.id, expectation(row)) for row in s.scenarios],
@@ -239,13 +238,6 @@ class CoreSets(list[ScenarioSet]):
         set. Every row keeps its own set's name (`ScenarioSet.origin`), and the
         verdict is the same: each row is judged alone against its own expectation."""
         return merged_runs(list(self), lambda s: set(s.ids))
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return path.name
 
 
 def load_sets(paths: list[Path]) -> CoreSets:

@@ -11,6 +11,7 @@ are inapplicable.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from typing import Any
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome
+from interop.runtime.capture import Capture
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError
@@ -247,21 +249,42 @@ class CoreSuite:
             self._record(outcome, scenario_set, client, stage, None, None, [start_error])
             return
         offset = server.receipt_offset()
-        run = run_client(
-            ctx,
-            client,
-            stage=stage,
-            scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
-            transport="http",
-            auth=combination.auth,
-            endpoint=server.endpoint,
-        )
+        capture = Capture(ctx.trust, combination.auth, ctx.profile, server.endpoint)
+        if ctx.capture:  # a recheck: the client talks through the recording relay
+            capture.start()
+        try:
+            run = run_client(
+                ctx,
+                client,
+                stage=stage,
+                scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
+                transport="http",
+                auth=combination.auth,
+                endpoint=capture.endpoint or server.endpoint,
+            )
+        finally:
+            capture.stop()
+        replies = capture.replies() if ctx.capture else None
+        if ctx.capture:
+            frames = self._frames(ctx, combination, scenario_set, capture)
+            ctx.keep_log(frames, f"{combination.key}/capture-{scenario_set.name}.json")
         receipts, receipt_errors = server.receipts(offset)
         outcome.shapes.update(server.shapes)
         if receipt_errors and server.exit_description() is not None:
             receipt_errors = [self._server_problem(server, "ReceiptsUnavailable", "")]
         ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")
-        self._record(outcome, scenario_set, client, stage, run, receipts, receipt_errors)
+        self._record(
+            outcome, scenario_set, client, stage, run, receipts, receipt_errors, replies=replies
+        )
+
+    @staticmethod
+    def _frames(
+        ctx: RunContext, combination: Combination, scenario_set: ScenarioSet, capture: Capture
+    ) -> Path:
+        """The recheck's frames, written where `keep_log` copies them from."""
+        path = ctx.unique(f"capture-{combination.client}") / "frames.json"
+        path.write_text(json.dumps([f.as_json() for f in capture.frames], indent=1))
+        return path
 
     @staticmethod
     def _record(
@@ -328,8 +351,14 @@ class CoreSuite:
                 stdio_server=stdio_keys,
             )
             receipts, problems = read_receipt_log(receipt_log, 0)
-            replies = None if server.receipt_log else read_replies(replies_beside(receipt_log))
-            if replies is not None:  # a v1 server: its own receipts, as it kept them
+            relayed = ctx.capture or not server.receipt_log
+            replies = read_replies(replies_beside(receipt_log)) if relayed else None
+            if ctx.capture:  # the recheck's wire evidence
+                ctx.keep_log(
+                    replies_beside(receipt_log),
+                    f"{combination.key}/capture-{scenario_set.name}.jsonl",
+                )
+            if replies is not None and not server.receipt_log:  # a v1 server's own receipts
                 own, own_problems, shape = server_receipts(snapshot_beside(receipt_log))
                 problems += own_problems
                 if own is not None:

@@ -114,6 +114,24 @@ def judge(scenario: Scenario, entry: dict[str, Any], blind: bool = True) -> str 
     return None
 
 
+def _refusal(answer: dict[str, Any]) -> tuple[str, str]:
+    """The class and message of an HTTP refusal the capture saw, by the credential the
+    client presented (the harness judges it against the run's own trust)."""
+    status = answer.get("httpStatus")
+    credential = answer.get("credential")
+    if credential == "invalid":
+        return "ClientCredential", (
+            f"the server answered HTTP {status} to a request that did not carry the run's "
+            "credential for this mode (the capture shows it)"
+        )
+    if credential == "valid":
+        return "ServerRefusedCredential", (
+            f"the server answered HTTP {status} to a request carrying the run's valid "
+            "credential (the capture shows it)"
+        )
+    return "ServerRefused", f"the server answered HTTP {status} to the scripted request"
+
+
 def _describe(path: str, expected: Any, actual: Any) -> str:
     """`$.input.range.end: expected 60, got 61` (each side shortened to one line)."""
     return f"{path}: expected {shown(expected)}, got {shown(actual)}"
@@ -203,13 +221,15 @@ def verify_set(
                     row.diagnostics[key] = entry[key]
             if isinstance(entry.get("error"), str):
                 row.error = entry["error"]
-        altered = [
-            value
-            for value in answered.get(scenario.request.get("id"), [])
-            if not strict_equal(value, scenario.response)
-        ]
+        got = answered.get(scenario.request.get("id"), [])
+        refused = [v for v in got if isinstance(v, dict) and "httpStatus" in v]
+        altered = [v for v in got if v not in refused and not strict_equal(v, scenario.response)]
         if errors:
             row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
+        elif refused:  # the capture: the server refused the request (a recheck over HTTP)
+            kind, said = _refusal(refused[0])
+            row.diagnostics["classes"] = [kind]
+            row.error = f"{kind}: {said}"
         elif altered:
             row.diagnostics["classes"] = ["ServerAltered"]
             row.error = (
@@ -231,8 +251,8 @@ def verify_set(
             row.error = row.error or "the client reported a failure"
             if scenario.id in unreceipted:
                 row.error += " (the server never receipted the request)"
-            # the relay's capture (stdio) shows whether the client failed on its script
-            got = answered.get(scenario.request.get("id"))
+            # a capture (the stdio relay, a recheck's HTTP relay) shows whether the client
+            # failed on its script: then the server's answers were all the scripted one
             row.diagnostics["classes"] = ["ClientFailedOnScript" if got else "ClientFailed"]
         else:  # a v1 client's own passed or failed is a diagnostic: its actual is judged
             if not blind:

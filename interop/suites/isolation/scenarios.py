@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import first_difference, shown
-from interop.suites.base import ScenarioError, write_set_file
+from interop.suites.base import ScenarioError, set_file, write_set_file
 from interop.suites.lifecycle.scenarios import LifecycleScenario, load_set
 
 SET = "isolation"
@@ -267,7 +266,7 @@ class IsolationSets(list[IsolationSet]):
         return [
             {
                 "name": s.name,
-                "file": _relative(s.path),
+                "file": set_file(s.path),
                 "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
                 "scenarios": len(s.cases),
                 "rows": [(c.id, c.expected) for c in s.cases],
@@ -277,13 +276,6 @@ class IsolationSets(list[IsolationSet]):
 
     def row_count(self) -> int:
         return sum(len(s.cases) for s in self)
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return path.name
 
 
 def load_sets(paths: list[Path]) -> IsolationSets:

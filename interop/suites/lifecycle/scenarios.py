@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from interop import ROOT
 from interop.jsonvalue import JsonError, load_file
 from interop.suites.base import (
     MergeableSet,
     ScenarioError,
     identifiers,
     merged_runs,
+    set_file,
     write_set_file,
 )
 
@@ -318,7 +318,7 @@ class LifecycleSets(list[LifecycleSet]):
         described = [
             {
                 "name": s.name,
-                "file": _relative(s.path),
+                "file": set_file(s.path),
                 "sha256": hashlib.sha256(s.path.read_bytes()).hexdigest(),
                 "scenarios": len(s.scenarios),
                 "rows": [(row.id, row.raw["expected"]) for row in s.scenarios],
@@ -353,13 +353,6 @@ STATE_KEYS = frozenset({"id", "parentEventId", "ref", "backend"})
 
 def _names(scenario_set: LifecycleSet) -> set[str]:
     return identifiers([s.raw for s in scenario_set.scenarios], STATE_KEYS)  # row ids among them
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return path.name
 
 
 def load_set(path: Path) -> LifecycleSet:
