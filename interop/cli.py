@@ -30,6 +30,7 @@ from interop.report.commands import (
     html_command,
     previous_command,
 )
+from interop.report.repro import repro_command
 from interop.results import error_table
 from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix, spec_schemas
 from interop.runtime import interrupts
@@ -308,6 +309,16 @@ def _parser() -> argparse.ArgumentParser:
         default=REQUIREMENTS_FILE,
         metavar="FILE",
         help="the pinned table (default: interop/coverage/requirements.json)",
+    )
+    repro = commands.add_parser(
+        "repro",
+        help="replay a failed core row's captured server answer (its repro bundle) to a client",
+    )
+    repro.add_argument("bundle", type=Path, metavar="BUNDLE", help="a repro bundle's folder")
+    repro.add_argument(
+        "--client",
+        metavar="NAME",
+        help="the client to replay to (default: the bundle's own client)",
     )
     bench = commands.add_parser(
         "bench",
@@ -603,6 +614,8 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             return _report(args)
         if args.command == "requirements":
             return requirements_command(args.spec, args.pinned)
+        if args.command == "repro":
+            return repro_command(args.bundle.resolve(), args.client)
         extra = [] if args.command == "smoke" else list(args.adapter_dir)
         adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":

@@ -29,7 +29,7 @@ from interop.coverage import coverage, coverage_lines
 from interop.grid import Combination, expand
 from interop.known import KnownFailures, row_path
 from interop.known import apply as apply_known
-from interop.report import build_document, build_timings, write_reports
+from interop.report import build_document, build_timings, bundles, write_reports
 from interop.report.terminal import failure_summary
 from interop.report.write import ReportPaths
 from interop.results import CombinationError, Outcome, RowVerdict, Status
@@ -582,6 +582,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             complete = options.whole_grid and options.shard is None and not interrupted
             document, known_problems = apply_known(document, options.known, complete=complete)
         document["coverage"] = coverage(document, ROOT)
+        chosen, unbundled = bundles.assign(document, paths.logs)
         timings = build_timings(
             outcomes,
             time.monotonic() - started,
@@ -590,7 +591,13 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             _cpu(ctx.registry.cpu),
         )
         written = write_reports(paths, document, timings, ctx.redactor)
-        _print_summary(document, written, time.monotonic() - started, options.quiet)
+        bundles.write(document, chosen, paths.logs, adapters, options.spec, ctx.redactor)
+        _print_summary(document, written, time.monotonic() - started, options.quiet, paths)
+        if unbundled and not options.quiet:
+            print(
+                f"{unbundled} failed rows got no repro bundle (at most {bundles.LIMIT} per run)",
+                file=sys.stderr,
+            )
         if not options.quiet:
             for line in coverage_lines(document["coverage"]):
                 print(line, file=sys.stderr)
@@ -761,10 +768,10 @@ def _run_jobs(
 
 
 def _print_summary(
-    document: dict[str, Any], written: list[Path], seconds: float, quiet: bool
+    document: dict[str, Any], written: list[Path], seconds: float, quiet: bool, paths: ReportPaths
 ) -> None:
     out = sys.stderr
-    for line in failure_summary(document):
+    for line in failure_summary(document, paths.json.parent):
         print(line, file=out)
     combos = document["summary"]["combinations"]
     rows = document["summary"]["rows"]

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,45 @@ def test_a_server_that_refuses_an_auth_mode_is_charged_authentication_not_the_cl
 
 def report_logs(tmp_path: Path) -> Path:
     return tmp_path / "out" / "report-logs"
+
+
+def test_a_failed_row_gets_a_bundle_that_reruns_from_a_fresh_shell_and_replays_to_a_client(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+) -> None:
+    """The deep-merging client's failed row: its bundle's `rerun.sh` reproduces the
+    failure from a shell with nothing set, into the bundle, leaving the full run's
+    report as it was; `repro --client python` replays the captured answer to our
+    Python client, which derives the expected outcome from those bytes (and the
+    bundle's own client does not)."""
+    deep = fake_adapter("deep", client="deep-merge")
+    report = _run(tmp_path, ["deep"], ["python"], [deep], small_set, "--auth", "none")
+    (row,) = [
+        r
+        for c in report["combinations"]
+        for block in c["results"].values()
+        for r in block["rows"]
+        if r["status"] == "failed"
+    ]
+    bundle = tmp_path / "out" / row["diagnostics"]["bundle"]
+    assert {"row.json", "rerun.sh", "capture.json", "logs"} <= {p.name for p in bundle.iterdir()}
+    recorded = json.loads((bundle / "row.json").read_text())
+    assert recorded["scenario"]["id"] == row["id"]
+    assert [c["rule"] for c in recorded["charges"]] == ["ClientResult"]
+    main_report = (tmp_path / "out" / "report.json").read_bytes()
+    fresh = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["sh", str(bundle / "rerun.sh")], env=fresh, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    again = json.loads((bundle / "rerun" / "report.json").read_text())
+    ((combination, rerun_row),) = [
+        (c, r)
+        for c in again["combinations"]
+        for block in c["results"].values()
+        for r in block["rows"]
+    ]
+    assert (combination["client"], combination["server"]) == ("deep", "python")
+    assert (rerun_row["id"], rerun_row["status"]) == (row["id"], "failed")
+    assert (tmp_path / "out" / "report.json").read_bytes() == main_report
+    assert main(["repro", str(bundle), "--client", "python"]) == 0
+    assert main(["repro", str(bundle)]) == 1

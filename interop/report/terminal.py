@@ -10,8 +10,10 @@ known-failures.json) follow, one line per entry with its reason and issue.
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
+from interop.report.bundles import command_of
 from interop.report.document import rows_of
 
 SHOWN = 8  # distinct failures printed per kind before "... and N more"
@@ -28,9 +30,17 @@ def _places(labels: list[str]) -> str:
 
 
 def rerun_command(
-    document: dict[str, Any], combination: dict[str, Any], row: dict[str, Any]
+    document: dict[str, Any],
+    combination: dict[str, Any],
+    row: dict[str, Any],
+    folder: Path | None = None,
 ) -> str:
-    """The command that re-runs only `row` on only `combination`."""
+    """The command that re-runs only `row` on only `combination`: its repro bundle's
+    (interop/report/bundles.py: runs from any shell, into the bundle), or for a row
+    without one the matrix options that select it."""
+    bundled = command_of(row, folder)
+    if bundled is not None:
+        return bundled
     parts = ["python -m interop matrix", f"--suite {combination['suite']}"]
     for described in document.get("sets", []):
         same = described["suite"] == combination["suite"] and described["name"] == row["set"]
@@ -51,7 +61,9 @@ def rerun_command(
     return " ".join(parts)
 
 
-def failure_summary(document: dict[str, Any]) -> list[str]:
+def failure_summary(document: dict[str, Any], folder: Path | None = None) -> list[str]:
+    """The distinct failures, root causes first, each with where it happened and the
+    command that re-runs one (its bundle's, absolute under `folder`, the report's)."""
     failed = [c for c in document["combinations"] if c["status"] == "failed"]
     lines: list[str] = []
     errors: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -72,7 +84,7 @@ def failure_summary(document: dict[str, Any]) -> list[str]:
             if row["status"] == "failed":
                 error = row.get("error") or "failed"
                 rows[error][f"{row['set']}/{row['id']}"].add(_label(c))
-                first.setdefault(error, rerun_command(document, c, row))
+                first.setdefault(error, rerun_command(document, c, row, folder))
     for error, where in list(rows.items())[:SHOWN]:
         ids = sorted(where)
         labels = sorted({label for found in where.values() for label in found})
