@@ -141,7 +141,9 @@ def test_a_badge_opens_a_failing_combination_of_the_run(
     key = f"core/{combo['client']}->{combo['server']}/{combo['transport']}/{combo['auth']}"
     shown = view(browse(page, f"combo={key}"))
     assert 'class="diff"' in shown and 'class="rerun"' in shown
-    assert "--scenario " in shown and f"--clients {combo['client']}" in shown
+    # a failed row's re-run is its repro bundle's script, linked beside it
+    assert "/rerun.sh" in shown and "repro bundle" in shown
+    assert "rule ClientResult judges the client" in shown
     assert 'class="log"' in shown  # the log tails are embedded
 
 

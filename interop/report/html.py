@@ -282,24 +282,45 @@ _SCRIPT = r"""
     }
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push(["changed", path, a, b]);
   }
-  function diffTable(expected, actual, hasActual) {
-    if (!hasActual) {
-      return el("p", {cls: "note", text: "No actual: the row produced no result (see the error)."});
-    }
-    var out = [];
-    walk("$", expected, actual, out);
-    if (!out.length) {
-      return el("p", {cls: "note", text: "Expected and actual are equal (see the error)."});
-    }
+  function diffRows(rows) {
     var t = el("table", {cls: "diff"}, [el("tr", {}, [
       el("th", {text: "path"}), el("th", {text: "expected"}), el("th", {text: "actual"})])]);
-    out.forEach(function (d) {
+    rows.forEach(function (d) {
       t.appendChild(el("tr", {cls: d[0]}, [
         el("td", {}, [el("code", {text: d[1]}), el("div", {cls: "kind", text: KIND[d[0]]})]),
         el("td", {cls: "exp", text: json(d[2])}),
         el("td", {cls: "act", text: json(d[3])})]));
     });
     return t;
+  }
+  // the asserted differences first; those of keys the row does not assert apart
+  function diffTable(expected, actual, hasActual, unasserted) {
+    if (!hasActual) {
+      return el("p", {cls: "note", text: "No actual: the row produced no result (see the error)."});
+    }
+    var out = [];
+    walk("$", expected, actual, out);
+    var top = function (d) { return d[1].replace(/^\$\.?/, "").split(/[.\[]/)[0]; };
+    var skip = unasserted || [];
+    var judged = out.filter(function (d) { return skip.indexOf(top(d)) < 0; });
+    var apart = out.filter(function (d) { return skip.indexOf(top(d)) >= 0; });
+    var kids = [];
+    kids.push(judged.length ? diffRows(judged)
+      : el("p", {cls: "note", text: "The asserted keys are equal (see the error)."}));
+    if (apart.length) {
+      kids.push(el("details", {}, [el("summary", {
+        text: apart.length + " difference(s) in keys this row does not assert for this client " +
+          "(not judged): " + skip.join(", ")}), diffRows(apart)]));
+    }
+    return el("div", {}, kids);
+  }
+  function rulesBlock(r) {
+    return el("ul", {cls: "rules"}, r.rules.map(function (x) {
+      var reqs = x.requirements.length ? x.requirements.map(function (q) {
+        return q.id + " (" + q.at + ")"; }).join(", ") : "a duty of the contract (no requirement)";
+      return el("li", {text: "rule " + x.rule + " judges the " + x.judges + ": " + reqs +
+        " — " + x.basis});
+    }));
   }
 
   // -- the combination view -----------------------------------------------------
@@ -341,7 +362,13 @@ _SCRIPT = r"""
     if (r.adapterStatus) head.push(el("span", {cls: "kind", text: " adapter: " + r.adapterStatus}));
     var kids = [el("h4", {}, head)];
     if (r.error) kids.push(el("pre", {cls: "error", text: r.error}));
-    kids.push(diffTable(sc.expected, r.actual, hasActual));
+    if (r.rules) kids.push(rulesBlock(r));
+    kids.push(diffTable(sc.expected, r.actual, hasActual, r.unasserted));
+    if (r.bundle) {
+      cmd = "sh " + r.bundle + "/rerun.sh";
+      kids.push(el("p", {}, [el("a", {href: r.bundle, text: "repro bundle"}),
+        el("span", {cls: "kind", text: " (row, charges, capture, logs, rerun.sh)"})]));
+    }
     if (cmd) {
       kids.push(el("div", {cls: "cmd"}, [el("code", {cls: "rerun", text: cmd}), copyButton(cmd)]));
     }
@@ -829,6 +856,49 @@ def _blame(coverage: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _rules_of(
+    document: dict[str, Any], combination: dict[str, Any], row: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The rules coverage charged a row with (docs/blame.md), each with the side it
+    judges and its requirements' documents and anchors."""
+    coverage = document.get("coverage")
+    if not isinstance(coverage, dict) or not isinstance(coverage.get("charges"), list):
+        return []
+    listed = coverage.get("requirements")
+    facts = {
+        str(r.get("id")): r
+        for r in (listed if isinstance(listed, list) else [])
+        if isinstance(r, dict)
+    }
+    where = (
+        f"{combination['client']}->{combination['server']}/{combination['transport']}/"
+        f"{combination['auth']}"
+    )
+    found = []
+    for charge in coverage["charges"]:
+        if not isinstance(charge, dict):
+            continue
+        mine = (charge.get("suite"), charge.get("combination"), charge.get("set"))
+        if mine != (combination["suite"], where, row["set"]) or charge.get("row") != row["id"]:
+            continue
+        found.append(
+            {
+                "rule": charge.get("rule"),
+                "judges": charge.get("judges"),
+                "basis": charge.get("basis"),
+                "requirements": [
+                    {
+                        "id": rid,
+                        "at": f"{facts.get(rid, {}).get('document', '')}#"
+                        f"{facts.get(rid, {}).get('anchor', rid)}",
+                    }
+                    for rid in charge.get("requirements") or []
+                ],
+            }
+        )
+    return found
+
+
 def _data(
     document: dict[str, Any], statuses: list[str], root: Path, logs_dir: Path | None
 ) -> dict[str, Any]:
@@ -890,6 +960,14 @@ def _data(
             for key in ("error", "adapterStatus", "actual"):
                 if key in row:
                     item[key] = row[key]
+            diagnostics = row.get("diagnostics") or {}
+            if isinstance(diagnostics.get("notAssertedForV1"), list):
+                item["unasserted"] = diagnostics["notAssertedForV1"]
+            if isinstance(diagnostics.get("bundle"), str):
+                item["bundle"] = diagnostics["bundle"]
+            rules = _rules_of(document, c, row)
+            if rules:
+                item["rules"] = rules
             failing.append(item)
             scenario_key = f"{si}/{row['id']}"
             if scenario_key not in scenarios:
