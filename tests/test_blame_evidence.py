@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from interop.blame import EDITS
 from interop.cli import main
 from tests.conftest import named
@@ -46,10 +48,15 @@ def _failed(report: dict[str, Any], adapter: str, role: str) -> list[str]:
 
 
 def test_a_client_that_merges_deeply_is_charged_the_edit_rule_and_its_server_keeps_its_pass(
-    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path
+    tmp_path: Path,
+    fake_adapter: Callable[..., Path],
+    small_set: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     deep = fake_adapter("deep", client="deep-merge")
     report = _run(tmp_path, ["deep"], ["python"], [deep], small_set, "--auth", "none")
+    printed = capsys.readouterr().err  # the terminal names the rule and whom it charged
+    assert "  rule ClientResult judges the client (deep): AHP-EDIT-001" in printed, printed
     failed = _failed(report, "deep", "client")
     assert "AHP-EDIT-001" in failed and set(failed) <= set(EDITS), failed
     assert _failed(report, "python", "server") == []

@@ -77,6 +77,7 @@ def failure_summary(document: dict[str, Any], folder: Path | None = None) -> lis
         lines.append(f"  ... and {len(errors) - SHOWN} more distinct combination errors")
     rows: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     first: dict[str, str] = {}  # per distinct failure: the command re-running one instance
+    judged: dict[str, str] = {}  # per distinct failure: whom its rules charged, and what
     for c in failed:
         if c["errors"]:
             continue  # every row failed because of the error above
@@ -85,16 +86,47 @@ def failure_summary(document: dict[str, Any], folder: Path | None = None) -> lis
                 error = row.get("error") or "failed"
                 rows[error][f"{row['set']}/{row['id']}"].add(_label(c))
                 first.setdefault(error, rerun_command(document, c, row, folder))
+                judged.setdefault(error, _charged(document, c, row))
     for error, where in list(rows.items())[:SHOWN]:
         ids = sorted(where)
         labels = sorted({label for found in where.values() for label in found})
         shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more rows" if len(ids) > 3 else "")
         lines.append(f"FAILED {shown}: {error}")
         lines.append(f"  in {len(labels)} combination(s): {_places(labels)}")
+        if judged[error]:
+            lines.append(f"  {judged[error]}")
         lines.append(f"  re-run one: {first[error]}")
     if len(rows) > SHOWN:
         lines.append(f"  ... and {len(rows) - SHOWN} more distinct row failures (see the report)")
     return lines + _flaky_summary(document) + _known_summary(document)
+
+
+def _charged(document: dict[str, Any], c: dict[str, Any], row: dict[str, Any]) -> str:
+    """`rule R judges the client (NAME): REQ, ...` for a row, from coverage's charges."""
+    coverage = document.get("coverage")
+    charges = coverage.get("charges") if isinstance(coverage, dict) else None
+    where = f"{c['client']}->{c['server']}/{c['transport']}/{c['auth']}"
+    said = []
+    for charge in charges if isinstance(charges, list) else []:
+        if (
+            charge.get("suite"),
+            charge.get("combination"),
+            charge.get("set"),
+            charge.get("row"),
+        ) != (
+            c["suite"],
+            where,
+            row["set"],
+            row["id"],
+        ):
+            continue
+        who = ", ".join(charge.get("adapters") or [])
+        reqs = ", ".join(charge.get("requirements") or []) or "a contract duty"
+        side = charge.get("judges")
+        said.append(
+            f"rule {charge.get('rule')} judges the {side}{f' ({who})' if who else ''}: {reqs}"
+        )
+    return "; ".join(said)
 
 
 def _flaky_summary(document: dict[str, Any]) -> list[str]:
