@@ -1,8 +1,8 @@
 """Repro bundles: one folder per failed row, enough to reproduce it from a fresh shell.
 
 After a run, every `failed` row (known failures and flaky rows are not failures to
-chase) gets `<report>-logs/bundles/<n>-<suite>-<row>/` (at most LIMIT per run, the
-first in report order; the report says how many were left out) holding:
+chase) gets `<report>-logs/bundles/<suite>-<row>-<hash of its path>/` (at most LIMIT
+per run, the first in report order; the run says how many were left out) holding:
 
 - `row.json`: the row as the report has it (expected, actual, error, diagnostics),
   its combination, its scenario-file row (for the suites whose rows are a file's),
@@ -22,6 +22,7 @@ names its folder, relative to the report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -40,6 +41,17 @@ LIMIT = 200  # bundles per run
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "row"
+
+
+def _name(combination: dict[str, Any], set_name: str, row_id: str) -> str:
+    """A bundle's folder name: the row's path, so a run and its shards name it alike."""
+    path = "/".join(
+        [str(combination["suite"]), set_name]
+        + [str(combination[k]) for k in ("client", "server", "transport", "auth")]
+        + [row_id]
+    )
+    digest = hashlib.sha256(path.encode()).hexdigest()[:8]
+    return f"{combination['suite']}-{_slug(row_id)[:40]}-{digest}"
 
 
 def _escape(row_id: str) -> str:
@@ -63,7 +75,7 @@ def assign(
                 if len(chosen) >= LIMIT:
                     left += 1
                     continue
-                name = f"{len(chosen) + 1:03d}-{combination['suite']}-{_slug(str(row['id']))}"
+                name = _name(combination, set_name, str(row["id"]))
                 row.setdefault("diagnostics", {})["bundle"] = f"{logs.name}/bundles/{name}"
                 chosen.append((combination, {**row, "set": set_name}))
     return chosen, left
