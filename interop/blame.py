@@ -260,3 +260,28 @@ def _staged(rule: Rule, error: dict[str, Any]) -> Rule:
     side = "server" if stage.startswith(("server", "receipts")) else "client"
     side = side if stage.startswith(("server", "client", "receipts")) else "run"
     return Rule(rule.name, side, rule.requirements, f"the {side} (stage {stage})")
+
+
+def placed(rule: Rule, row: dict[str, Any], sides: dict[str, str], server_wide: bool) -> Rule:
+    """The rule as the whole record places it:
+
+    - a known failure whose known-failures.json entry names an adapter (an outside
+      SDK, its finding cited to the spec) is charged to the side that adapter held;
+    - a rule that blames the client on the server's own record, on a row that failed
+      with every client of that server, is undetermined: the server is the common
+      factor, and its record is the evidence in question.
+    """
+    known = row.get("known")
+    named = known.get("adapter") if isinstance(known, dict) else None
+    if isinstance(known, dict) and named and rule.judges in ("client", "server", "either"):
+        held = [role for role, adapter in sides.items() if adapter == named]
+        if len(held) == 1:
+            basis = f"the known-failures.json entry cites {named} ({held[0]}): {known['pattern']}"
+            return Rule(rule.name, held[0], rule.requirements, basis)
+    if server_wide and rule.judges == "client" and rule.basis == SERVER_RECORD:
+        basis = (
+            "the row failed with every client of this server: its record, the evidence, "
+            "is in question"
+        )
+        return Rule(rule.name, "either", rule.requirements, basis)
+    return rule

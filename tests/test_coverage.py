@@ -444,6 +444,48 @@ def test_a_failing_row_is_charged_to_the_side_its_rule_judges_and_its_requiremen
     assert alpha["client"]["requirements"]["AHP-REG-001"] == "untested"
 
 
+def test_a_known_failure_is_charged_like_any_failure_and_says_it_is_known(tmp_path: Path) -> None:
+    document = _document(tmp_path, failing="deny")
+    (row,) = document["combinations"][0]["results"]["mine"]["rows"]
+    row["status"] = "known-failing"
+    result = coverage(document, tmp_path)
+    assert result["byAdapter"]["alpha"]["client"]["requirements"]["AHP-DEC-002"] == "failed"
+    assert "failed" not in json.dumps(result["byAdapter"]["beta"])
+    (charge,) = result["charges"]
+    assert (charge["rule"], charge["known"]) == ("ClientResult", True)
+
+
+def test_a_known_failure_citing_an_adapter_is_charged_to_the_side_that_adapter_held(
+    tmp_path: Path,
+) -> None:
+    """The row blames the client on the server's record (ReceivedMismatch), but the
+    known-failures entry cites the server, an outside SDK: the record follows the
+    citation, and the client keeps its pass."""
+    document = _document(tmp_path, failing="deny", error="ReceivedMismatch: not the request")
+    (row,) = document["combinations"][0]["results"]["mine"]["rows"]
+    row["status"] = "known-failing"
+    row["known"] = {"pattern": "core/mine/*->beta/*/*/deny", "adapter": "beta"}
+    result = coverage(document, tmp_path)
+    assert "failed" not in json.dumps(result["byAdapter"]["alpha"]["client"])
+    assert "failed" in result["byAdapter"]["beta"]["server"]["requirements"].values()
+    (charge,) = result["charges"]
+    assert (charge["judges"], charge["adapters"]) == ("server", ["beta"])
+
+
+def test_a_row_failing_with_every_client_of_a_server_does_not_blame_a_client_on_its_record(
+    tmp_path: Path,
+) -> None:
+    document = _document(tmp_path, failing="deny", error="ReceivedMismatch: not the request")
+    second = copy.deepcopy(document["combinations"][0])
+    second["client"] = "gamma"
+    document["combinations"].append(second)
+    result = coverage(document, tmp_path)
+    for client in ("alpha", "gamma"):
+        assert "failed" not in json.dumps(result["byAdapter"][client]["client"]), client
+    assert {c["judges"] for c in result["charges"]} == {"either"}
+    assert all("every client of this server" in c["basis"] for c in result["charges"])
+
+
 def test_a_server_that_altered_its_answer_gets_a_contract_failure_and_the_client_keeps_its_pass(
     tmp_path: Path,
 ) -> None:

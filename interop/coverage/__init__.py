@@ -22,8 +22,10 @@ Three steps, each a plain function:
   feature and requirement `passed`, `failed` or `untested`. `coverage_lines`
   renders it for a terminal.
 
-Only `passed` and `failed` rows count as exercised; `unsupported`,
-`inapplicable`, `not-run` and `known-failing` rows do not.
+Only `passed`, `failed` and `known-failing` rows count as exercised (a known
+failure is charged like any failure: known-failures.json lets the run pass, it
+does not make the record say the rule holds); `unsupported`, `inapplicable` and
+`not-run` rows do not.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from interop.blame import row_rules
+from interop.blame import placed, row_rules
 from interop.coverage.profiles import profile_line, profile_verdicts
 
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements.json")
@@ -571,7 +573,9 @@ def _requirement_summary(entry: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 # Coverage of a report
 
-_EXERCISED = ("passed", "failed")
+# a known failure is still a failure of the side its rules judge: listed in
+# known-failures.json so that the run passes, never so that the record does
+_EXERCISED = ("passed", "failed", "known-failing")
 _ROLES = ("client", "server")
 
 
@@ -648,6 +652,25 @@ def _verdict(statuses: set[str]) -> str:
     return "untested"
 
 
+def _failing_with_every_client(
+    document: dict[str, Any], set_ids: dict[str, dict[str, list[str]]]
+) -> set[tuple[str, ...]]:
+    """The rows that failed (or failed as known) with every client, at least two, that
+    ran them against one server in one transport and mode: (suite, set, row, server,
+    transport, auth). There the server is the common factor, and its record cannot
+    blame a client (docs/blame.md)."""
+    ran: dict[tuple[str, ...], dict[str, bool]] = {}
+    for combination in document.get("combinations", []):
+        suite = str(combination["suite"])
+        for set_name, row_id, status, _ in _row_statuses(combination, set_ids.get(suite, {})):
+            if status not in _EXERCISED:
+                continue
+            place: tuple[str, ...] = (suite, set_name, row_id, str(combination["server"]))
+            place += (str(combination["transport"]), str(combination["auth"]))
+            ran.setdefault(place, {})[str(combination["client"])] = status != "passed"
+    return {p for p, clients in ran.items() if len(clients) >= 2 and all(clients.values())}
+
+
 def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
     """Per adapter and role, each feature and requirement `passed`, `failed` or `untested`
     over the rows of `document` (a report, reportVersion 3); `root` is the repository
@@ -673,6 +696,7 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
     adapters.update(str(a) for a in _adapter_names(document))
     all_features: set[str] = {f for entry in table for f in entry["features"]}
     requirement_features = {entry["id"]: set(entry["features"]) for entry in table}
+    server_wide = _failing_with_every_client(document, set_ids)
     for combination in document.get("combinations", []):
         suite = str(combination["suite"])
         client, server = str(combination["client"]), str(combination["server"])
@@ -689,9 +713,12 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
             if status not in _EXERCISED:
                 continue
             credited = dict(sides)  # the sides this row counts as passed for
-            if status == "failed":
+            if status in ("failed", "known-failing"):
                 exercised = {r for r, fs in requirement_features.items() if fs & names}
-                for rule in row_rules(row, errors):
+                transport, auth = str(combination["transport"]), str(combination["auth"])
+                place: tuple[str, ...] = (suite, set_name, row_id, server, transport, auth)
+                for found in row_rules(row, errors):
+                    rule = placed(found, row, sides, place in server_wide)
                     wanted = exercised if rule.requirements == ("*",) else set(rule.requirements)
                     reqs = sorted(wanted & exercised)
                     judged = {"client": ["client"], "server": ["server"]}.get(rule.judges, [])
@@ -722,6 +749,7 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
                             "adapters": sorted({sides[r] for r in judged}),
                             "requirements": reqs,
                             "basis": rule.basis,
+                            "known": status == "known-failing",
                         }
                     )
             for role, adapter in credited.items():
