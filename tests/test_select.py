@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -93,13 +94,16 @@ def test_a_failing_row_prints_the_command_that_reruns_it(
     err = capsys.readouterr().err
     line = next(line for line in err.splitlines() if "re-run one:" in line)
     command = line.split("re-run one: ", 1)[1]
-    assert "--scenario 'cmp-supplied-summary-then-edit'" in command
-    assert "--clients python --servers python --transports http --auth none" in command
-    # the command, with the file's folder supplied, re-runs exactly that row
-    rerun = command.replace("<path of compaction.json>", str(path)).split()[4:]
-    rerun = [a.strip("'") for a in rerun]
-    output = tmp_path / "again" / "r.json"
-    assert main(["matrix", *rerun, "--output", str(output), "--quiet"]) == 1
+    # the row's repro bundle's script, which names exactly that row and pair
+    assert command.startswith("sh ") and command.endswith("/rerun.sh")
+    script = Path(command.removeprefix("sh ")).read_text()
+    assert "--scenario cmp-supplied-summary-then-edit" in script
+    assert "--clients python --servers python --transports http --auth none" in script
+    assert f"--scenarios {path}" in script
+    # run from any folder, it re-runs exactly that row, into the bundle
+    done = subprocess.run(["sh", command.removeprefix("sh ")], cwd=tmp_path, check=False)
+    assert done.returncode == 1
+    output = Path(command.removeprefix("sh ")).parent / "rerun" / "report.json"
     again = json.loads(output.read_text())
     assert [r["id"] for s in again["sets"] for r in s["rows"]] == ["cmp-supplied-summary-then-edit"]
     assert again["summary"]["rows"]["failed"] == 1
