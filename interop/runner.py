@@ -40,6 +40,7 @@ from interop.select import (
     FILE_ROW_SUITES,
     SelectedFiles,
     Selection,
+    exact,
     restore_origin,
     row_tags,
     trim_description,
@@ -343,16 +344,11 @@ def merge_repeats(repeats: list[list[Outcome]]) -> list[Outcome]:
     return merged
 
 
-def _escape(row_id: str) -> str:
-    """A row id as an fnmatch pattern that matches only itself."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in row_id)
-
-
 def _restricted(run: SuiteRun, ids: list[str]) -> SuiteRun | None:
     """The suite run with only the rows `ids`: file rows from trimmed copies of its
     files (its other suites' own rows are trimmed from the outcome); None when its
     files are not known."""
-    selection = Selection(scenarios=tuple(_escape(i) for i in ids))
+    selection = Selection(scenarios=tuple(exact(i) for i in ids))
     suite = SUITES[run.name]()
     if run.name not in FILE_ROW_SUITES:
         return SuiteRun(run.name, run.sets, selection, run.tags, None, run.paths)

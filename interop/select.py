@@ -50,6 +50,11 @@ class Selection:
         return {"scenario": list(self.scenarios), "tag": list(self.tags)}
 
 
+def exact(row_id: str) -> str:
+    """A row id as a `--scenario` pattern that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in row_id)
+
+
 def _rows(document: Any) -> list[Any] | None:
     rows = document.get("scenarios") if isinstance(document, dict) else None
     return rows if isinstance(rows, list) else None

@@ -739,8 +739,7 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
                             contract[key] = contract.get(key, 0) + 1
                     charges.append(
                         {
-                            "combination": f"{client}->{server}/{combination['transport']}/"
-                            f"{combination['auth']}",
+                            "combination": _where(combination),
                             "suite": suite,
                             "set": set_name,
                             "row": row_id,
@@ -793,6 +792,29 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
     result["profiles"] = profile_verdicts(by_adapter, load_profiles())
     result["requirements"] = [_requirement_summary(e) for e in table]
     return result
+
+
+def _where(combination: dict[str, Any]) -> str:
+    """A charge's `combination`: `client->server/transport/auth`."""
+    return (
+        f"{combination['client']}->{combination['server']}/{combination['transport']}/"
+        f"{combination['auth']}"
+    )
+
+
+def charges_of(
+    document: dict[str, Any], combination: dict[str, Any], set_name: str, row_id: Any
+) -> list[dict[str, Any]]:
+    """What the report's coverage charged one row of one combination with."""
+    coverage = document.get("coverage")
+    charges = coverage.get("charges") if isinstance(coverage, dict) else None
+    place = (combination["suite"], _where(combination), set_name, row_id)
+    return [
+        c
+        for c in (charges if isinstance(charges, list) else [])
+        if isinstance(c, dict)
+        and (c.get("suite"), c.get("combination"), c.get("set"), c.get("row")) == place
+    ]
 
 
 def _adapter_names(document: dict[str, Any]) -> list[str]:

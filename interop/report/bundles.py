@@ -33,8 +33,9 @@ from typing import Any
 
 from interop import ROOT
 from interop.contract.manifest import Adapter
+from interop.coverage import charges_of
 from interop.redact import Redactor
-from interop.select import FILE_ROW_SUITES
+from interop.select import FILE_ROW_SUITES, exact
 
 LIMIT = 200  # bundles per run
 
@@ -52,11 +53,6 @@ def _name(combination: dict[str, Any], set_name: str, row_id: str) -> str:
     )
     digest = hashlib.sha256(path.encode()).hexdigest()[:8]
     return f"{combination['suite']}-{_slug(row_id)[:40]}-{digest}"
-
-
-def _escape(row_id: str) -> str:
-    """A row id as an fnmatch pattern that matches only itself."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in row_id)
 
 
 def assign(
@@ -97,7 +93,7 @@ def rerun_argv(
             file = str(described.get("file", ""))
             if suite in FILE_ROW_SUITES and file.endswith(".json"):
                 argv += ["--scenarios", str((ROOT / file).resolve())]
-    argv += ["--scenario", _escape(str(row["id"]))]
+    argv += ["--scenario", exact(str(row["id"]))]
     argv += ["--clients", str(combination["client"]), "--servers", str(combination["server"])]
     argv += ["--transports", str(combination["transport"]), "--auth", str(combination["auth"])]
     argv += ["--profile", str(document.get("profile") or "strict")]
@@ -120,26 +116,17 @@ def write(
     redactor: Redactor,
 ) -> None:
     """Each chosen row's bundle folder (see the module's text)."""
-    charges = (document.get("coverage") or {}).get("charges", [])
     for combination, row in chosen:
         folder = logs.parent / str(row["diagnostics"]["bundle"])
         folder.mkdir(parents=True, exist_ok=True)
         key = "--".join(str(combination[k]) for k in ("client", "server", "transport", "auth"))
-        mine = [
-            c
-            for c in charges
-            if c.get("row") == row["id"] and c.get("set") == row["set"]
-            and c.get("suite") == combination["suite"]
-            and c.get("combination") == f"{combination['client']}->{combination['server']}/"
-            f"{combination['transport']}/{combination['auth']}"
-        ]  # fmt: skip
         record = {
             "suite": combination["suite"],
             "combination": {k: combination[k] for k in ("client", "server", "transport", "auth")},
             "profile": document.get("profile"),
             "row": row,
             "scenario": _scenario_row(document, combination, row),
-            "charges": mine,
+            "charges": charges_of(document, combination, row["set"], row["id"]),
             "adapters": {
                 n: str(adapters[n].directory)
                 for n in (str(combination["client"]), str(combination["server"]))

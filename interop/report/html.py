@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from interop import ROOT
+from interop.coverage import charges_of
 from interop.report.document import rows_of
 from interop.report.terminal import rerun_command
 
@@ -862,25 +863,14 @@ def _rules_of(
     """The rules coverage charged a row with (docs/blame.md), each with the side it
     judges and its requirements' documents and anchors."""
     coverage = document.get("coverage")
-    if not isinstance(coverage, dict) or not isinstance(coverage.get("charges"), list):
-        return []
-    listed = coverage.get("requirements")
+    listed = coverage.get("requirements") if isinstance(coverage, dict) else None
     facts = {
         str(r.get("id")): r
         for r in (listed if isinstance(listed, list) else [])
         if isinstance(r, dict)
     }
-    where = (
-        f"{combination['client']}->{combination['server']}/{combination['transport']}/"
-        f"{combination['auth']}"
-    )
     found = []
-    for charge in coverage["charges"]:
-        if not isinstance(charge, dict):
-            continue
-        mine = (charge.get("suite"), charge.get("combination"), charge.get("set"))
-        if mine != (combination["suite"], where, row["set"]) or charge.get("row") != row["id"]:
-            continue
+    for charge in charges_of(document, combination, row["set"], row["id"]):
         found.append(
             {
                 "rule": charge.get("rule"),

@@ -13,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from interop.coverage import charges_of
 from interop.report.bundles import command_of
 from interop.report.document import rows_of
 
@@ -103,23 +104,8 @@ def failure_summary(document: dict[str, Any], folder: Path | None = None) -> lis
 
 def _charged(document: dict[str, Any], c: dict[str, Any], row: dict[str, Any]) -> str:
     """`rule R judges the client (NAME): REQ, ...` for a row, from coverage's charges."""
-    coverage = document.get("coverage")
-    charges = coverage.get("charges") if isinstance(coverage, dict) else None
-    where = f"{c['client']}->{c['server']}/{c['transport']}/{c['auth']}"
     said = []
-    for charge in charges if isinstance(charges, list) else []:
-        if (
-            charge.get("suite"),
-            charge.get("combination"),
-            charge.get("set"),
-            charge.get("row"),
-        ) != (
-            c["suite"],
-            where,
-            row["set"],
-            row["id"],
-        ):
-            continue
+    for charge in charges_of(document, c, row["set"], row["id"]):
         who = ", ".join(charge.get("adapters") or [])
         reqs = ", ".join(charge.get("requirements") or []) or "a contract duty"
         side = charge.get("judges")

@@ -23,7 +23,9 @@ import select
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -66,6 +68,60 @@ def find_command(
         f"{adapter.name} has none of {', '.join(names)} in {root}: contract v1 runs an "
         f"SDK's {what} adapter by that convention, not from adapter.json ({source})"
     )
+
+
+@dataclass
+class PlanRun:
+    """One run of a contract v1 command fed a plan on stdin: its exit status and what
+    it printed, or why it did not run to its end (`failed`: spawn, cancelled, timeout)."""
+
+    code: int | None = None
+    printed: str = ""
+    failed: str | None = None  # "spawn", "cancelled" or "timeout"
+    why: str = ""
+
+
+def run_plan(
+    ctx: RunContext,
+    adapter: Adapter,
+    command: list[str],
+    env: dict[str, str],
+    plan_file: Path,
+    log: Path,
+    timeout: float,
+) -> PlanRun:
+    """`command` in the SDK's root with `plan_file` on stdin, stdout kept beside it, its
+    stderr in `log`, the whole process tree ended after it (upstream's drivers run the
+    non-core adapters' senders and hosts so)."""
+    out_file = plan_file.with_suffix(".out")
+    owner = f"client:{plan_file.parent.name}"
+    with plan_file.open("rb") as stdin, out_file.open("wb") as stdout:
+        try:
+            spawned = ctx.registry.spawn(
+                command,
+                cwd=adapter.directory,
+                owner=owner,
+                adapter=adapter.name,
+                label="client",
+                log_path=log,
+                stdin=stdin,
+                stdout=stdout,
+                env=env,
+            )
+        except OSError as exc:
+            why = process.spawn_failure("client", command, adapter, exc)
+            return PlanRun(failed="spawn", why=why)
+        except process.RunCancelled as exc:
+            return PlanRun(failed="cancelled", why=str(exc))
+    try:
+        code = process.wait_exit(spawned, timeout)
+    except process.WatchdogExpired:
+        return PlanRun(failed="timeout")
+    finally:
+        spawned.close()
+        process.kill_owner(owner)
+        ctx.registry.owner_exit(owner)
+    return PlanRun(code=code, printed=out_file.read_text(encoding="utf-8", errors="replace"))
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:

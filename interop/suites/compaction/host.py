@@ -50,6 +50,7 @@ from interop.suites.common import conclude
 from interop.suites.compaction.scenarios import BOUNDARIES, CompactionRow
 from interop.suites.compaction.upstream import SOURCE, command_of
 from interop.suites.lifecycle.verify import Entries, check_entries
+from interop.suites.v1fixture import run_plan
 
 FORM = "host-plans"
 REPORT_SHAPE = (
@@ -289,43 +290,17 @@ def run_host(
     argv, env = found
     plan_file = home / "host-plan.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    out_file = home / "host-out.json"
     log = home / "client.log"
-    owner = f"client:{home.name}"
-    with plan_file.open("rb") as stdin, out_file.open("wb") as stdout:
-        try:
-            spawned = ctx.registry.spawn(
-                [*argv, "host"],
-                cwd=client.directory,
-                owner=owner,
-                adapter=client.name,
-                label="client",
-                log_path=log,
-                stdin=stdin,
-                stdout=stdout,
-                env=env,
-            )
-        except OSError as exc:
-            failure = process.spawn_failure("client", [*argv, "host"], client, exc)
-            return None, [CombinationError(stage, "ClientSpawn", failure)]
-        except process.RunCancelled as exc:
-            return None, [CombinationError(stage, "Cancelled", str(exc))]
-    try:
-        code = process.wait_exit(spawned, HOST_TIMEOUT)
-    except process.WatchdogExpired:
-        return None, [
-            CombinationError(stage, "ClientTimeout", f"the host ran past {HOST_TIMEOUT:.0f}s")
-        ]
-    finally:
-        spawned.close()
-        process.kill_owner(owner)
-        ctx.registry.owner_exit(owner)
-    text = out_file.read_text(encoding="utf-8", errors="replace")
-    if code != 0:
+    ran = run_plan(ctx, client, [*argv, "host"], env, plan_file, log, HOST_TIMEOUT)
+    if ran.failed is not None:
+        kind = {"spawn": "ClientSpawn", "cancelled": "Cancelled"}.get(ran.failed, "ClientTimeout")
+        why = ran.why or f"the host ran past {HOST_TIMEOUT:.0f}s"
+        return None, [CombinationError(stage, kind, why)]
+    text = ran.printed
+    if ran.code != 0:
         tail = log_tail(ctx, log, 3)
-        return None, [
-            CombinationError(stage, "ClientExit", f"the host {process.describe_exit(code)}{tail}")
-        ]
+        said = f"the host {process.describe_exit(ran.code or 0)}{tail}"
+        return None, [CombinationError(stage, "ClientExit", said)]
     try:
         outputs = json.loads(text)
     except ValueError:

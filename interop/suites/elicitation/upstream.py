@@ -39,7 +39,7 @@ from interop.runtime.control import ControlError, call
 from interop.runtime.server import Server, ServerStartError, log_tail
 from interop.suites.elicitation.scenarios import ElicitationRow, ElicitationSet
 from interop.suites.v1control import Entries
-from interop.suites.v1fixture import Fixture, find_command, is_v1, post
+from interop.suites.v1fixture import Fixture, find_command, is_v1, post, run_plan
 
 # Upstream's driver runs one command per SDK, from the SDK's root: the python-sdk's
 # `.venv/bin/python interop/elicitation.py`, `node interop/elicitation.mjs`, Go's
@@ -333,38 +333,15 @@ def _one_step(
     """One `client` process over a one-step plan: ((status, body), None) or (None, why)."""
     plan_file = home / f"plan-{secrets.token_hex(4)}.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    out_file = plan_file.with_suffix(".out")
-    owner = f"client:{home.name}"
-    with plan_file.open("rb") as stdin, out_file.open("wb") as stdout:
-        try:
-            spawned = ctx.registry.spawn(
-                [*argv, "client"],
-                cwd=client.directory,
-                owner=owner,
-                adapter=client.name,
-                label="client",
-                log_path=log,
-                stdin=stdin,
-                stdout=stdout,
-                env=env,
-            )
-        except OSError as exc:
-            return None, process.spawn_failure("client", [*argv, "client"], client, exc)
-        except process.RunCancelled as exc:
-            return None, str(exc)
-    try:
-        code = process.wait_exit(spawned, STEP_TIMEOUT)
-    except process.WatchdogExpired:
-        process.kill_owner(owner)
-        return None, f"the sender did not finish in {STEP_TIMEOUT:.0f}s"
-    finally:
-        spawned.close()
-        process.kill_owner(owner)
-        ctx.registry.owner_exit(owner)
+    ran = run_plan(ctx, client, [*argv, "client"], env, plan_file, log, STEP_TIMEOUT)
     plan_file.unlink()
-    text = out_file.read_text(encoding="utf-8", errors="replace")
-    if code != 0:
-        return None, f"the sender {process.describe_exit(code)}{log_tail(ctx, log, 3)}"
+    if ran.failed == "timeout":
+        return None, f"the sender did not finish in {STEP_TIMEOUT:.0f}s"
+    if ran.failed is not None:
+        return None, ran.why
+    text = ran.printed
+    if ran.code != 0:
+        return None, f"the sender {process.describe_exit(ran.code)}{log_tail(ctx, log, 3)}"
     try:
         answered = json.loads(text)
         status, body = answered[0]["status"], answered[0]["body"]
