@@ -57,6 +57,10 @@ REGISTRATION = ("AHP-REG-001", "AHP-REG-002", "AHP-CAP-001", "AHP-FAIL-001")
 
 SERVER_RECORD = "read from the server's own record of what it received"
 NO_CAPTURE = "client or server: no capture of the exchange"
+MARKS = "the client's marks"  # as the server's record holds them
+MARKS_ORDER = "the client's marks against the record"
+# the bases a record the capture contradicts (RecordContradictsWire) leaves without evidence
+READS_RECORD = (SERVER_RECORD, NO_CAPTURE, MARKS, MARKS_ORDER)
 
 
 def _rules(*rows: tuple[str, str, tuple[str, ...], str]) -> dict[str, Rule]:
@@ -114,6 +118,14 @@ RULES: dict[str, Rule] = _rules(
         (),
         "the capture shows another answer than the script",
     ),
+    # the step suites' record against the recheck's wire (interop/suites/wire.py)
+    ("RecordContradictsWire", "server", (), "the capture contradicts the server's own record"),
+    (
+        "ReportedRecordContradictsWire",
+        "either",
+        (),
+        "the stdio relay's lines contradict the record the client reported from its server",
+    ),
     # lifecycle: steps, chains, observers
     ("LifecycleResult", "client", DERIVED, "the client's report of what it derived"),
     ("AttemptMismatch", "client", ("AHP-CORE-004", "AHP-FAIL-002"), SERVER_RECORD),
@@ -123,12 +135,12 @@ RULES: dict[str, Rule] = _rules(
     ("UploadBeforeUse", "client", UPLOADS, SERVER_RECORD),
     ("UploadMismatch", "either", UPLOADS, NO_CAPTURE),
     ("RefReused", "server", UPLOADS, "the refs the server allocated"),
-    ("MilestoneMismatch", "client", ("AHP-FAIL-002",), "the client's marks"),
-    ("AcquiredMismatch", "client", ("AHP-FAIL-002",), "the client's marks"),
-    ("AcquiredOrder", "client", ("AHP-FAIL-002",), "the client's marks against the record"),
-    ("AcceptedOrder", "client", ("AHP-FAIL-002",), "the client's marks against the record"),
-    ("CancelOrder", "client", ("AHP-FAIL-002",), "the client's marks against the record"),
-    ("StrayFrame", "client", ("AHP-CORE-004", "AHP-STDIO-001"), "the client's marks"),
+    ("MilestoneMismatch", "client", ("AHP-FAIL-002",), MARKS),
+    ("AcquiredMismatch", "client", ("AHP-FAIL-002",), MARKS),
+    ("AcquiredOrder", "client", ("AHP-FAIL-002",), MARKS_ORDER),
+    ("AcceptedOrder", "client", ("AHP-FAIL-002",), MARKS_ORDER),
+    ("CancelOrder", "client", ("AHP-FAIL-002",), MARKS_ORDER),
+    ("StrayFrame", "client", ("AHP-CORE-004", "AHP-STDIO-001"), MARKS),
     ("LateReplyOrder", "client", ("AHP-CORE-004", "AHP-FAIL-002"), SERVER_RECORD),
     ("ObservationMismatch", "client", OBSERVING, SERVER_RECORD),
     ("ObservationOrder", "client", OBSERVING, SERVER_RECORD),
@@ -136,8 +148,8 @@ RULES: dict[str, Rule] = _rules(
     ("ChainRequests", "client", CHAINS + WIRE, SERVER_RECORD),
     ("ChainCalls", "client", ("AHP-COMP-001",), SERVER_RECORD),
     ("ChainObservations", "client", OBSERVING, SERVER_RECORD),
-    ("ChainSettlement", "client", OBSERVING, "the client's marks against the record"),
-    ("ChainInterrupt", "client", ("AHP-COMP-001",), "the client's marks against the record"),
+    ("ChainSettlement", "client", OBSERVING, MARKS_ORDER),
+    ("ChainInterrupt", "client", ("AHP-COMP-001",), MARKS_ORDER),
     ("HeldObservers", "server", OBSERVING, "the server's record of held observers"),
     (
         "ProbeFailed",
@@ -232,6 +244,8 @@ def row_rules(row: dict[str, Any], combination_errors: list[dict[str, Any]]) -> 
     elif first in classes:
         classes.remove(first)
         classes.insert(0, first)
+    if "RecordContradictsWire" in classes:  # the record those rules read is false
+        classes = [c for c in classes if RULES[c].basis not in READS_RECORD]
     if classes:
         return [RULES[c] for c in classes]
     path = _PATH.match(error)

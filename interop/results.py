@@ -213,6 +213,23 @@ ERRORS: dict[str, ErrorKind] = _kinds(
         "Send each scenario's response unchanged (docs/CONTRACT.md, 'Replies').",
     ),
     (
+        "RecordContradictsWire",
+        "The re-run's capture contradicts the server's own record (its receipt entries): an "
+        "entry no exchange carried, an exchange it answered that the record lacks, or two "
+        "entries in an order the exchanges rule out. The rules that read that record are "
+        "not charged to the client.",
+        "Record each receipt as it happens (docs/LIFECYCLE.md, 'Control'): `received` on "
+        "arrival, `replied` just before writing the answer, each mark as posted.",
+    ),
+    (
+        "ReportedRecordContradictsWire",
+        "Over stdio the client reports its server's record; the stdio relay's lines contradict "
+        "it (a received message no line carried). Either the server recorded it wrongly or "
+        "the client reported it wrongly.",
+        "Record what was read from stdin unchanged (server); report the server's entries "
+        "unchanged (client).",
+    ),
+    (
         "LifecycleResult",
         "A lifecycle row's actual differs from its expected outcome (the path is named).",
         "Follow docs/LIFECYCLE.md for the step the path points to.",

@@ -277,18 +277,16 @@ class Progress:
 
 
 def _lacking(suite: str, combination: Combination, adapters: dict[str, Adapter]) -> str | None:
-    """Why the combination cannot run: an adapter whose manifest lists the suites it
-    implements (`extensions.suites`) without this one; None when both can run it. (A
+    """Why the combination cannot run: an adapter whose manifest leaves out this suite
+    (`extensions.suites`), its role in it (`extensions.roles`) or the combination's
+    auth mode (`extensions.auth`); None when both can run it. (A
     contract v1 adapter's non-core adapters, upstream's elicitation and compaction-wire,
     are found and driven by those suites themselves.)"""
     reasons: list[str] = []
-    for name in dict.fromkeys((combination.client, combination.server)):
-        adapter = adapters[name]
-        if adapter.suites is not None and suite not in adapter.suites:
-            reasons.append(
-                f"{name} does not implement the {suite} suite (its manifest's "
-                f"extensions.suites: {', '.join(adapter.suites)})"
-            )
+    for role, name in (("client", combination.client), ("server", combination.server)):
+        reason = adapters[name].lacks(suite, role, combination.transport, combination.auth)
+        if reason is not None and reason not in reasons:
+            reasons.append(reason)
     return "; ".join(reasons) or None
 
 
@@ -409,10 +407,9 @@ def _recheck(
                 runs[again.suite].trim(again)
                 verdicts = {(r.set, r.id): r for r in again.rows}
                 for row in rows:
-                    if again.suite == "core":  # its re-run went through a recording relay
-                        kind = "json" if again.combination.transport == "http" else "jsonl"
-                        capture = f"{again.combination.key}/capture-{row.set}.{kind}"
-                        row.diagnostics["capture"] = f"{paths.logs.name}/{capture}"
+                    found = bundles.capture_of(paths.logs / again.combination.key, row.set)
+                    if found is not None:  # the re-run's recording relays
+                        row.diagnostics["capture"] = str(found.relative_to(paths.logs.parent))
                     now = verdicts.get((row.set, row.id))
                     said = str(now.status) if now is not None else "missing"
                     if now is not None and now.error:
@@ -424,6 +421,8 @@ def _recheck(
                     elif now is not None and now.diagnostics.get("classes"):
                         # the re-run's rules, judged on its capture, place the failure
                         row.diagnostics["classes"] = now.diagnostics["classes"]
+                        if "wire" in now.diagnostics:  # the record against the capture
+                            row.diagnostics["wire"] = now.diagnostics["wire"]
             still = {
                 k for k, rows in failing.items() if any(r.status == Status.FAILED for r in rows)
             }

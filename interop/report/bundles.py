@@ -140,7 +140,8 @@ def write(
         source = logs / key
         if source.is_dir():
             shutil.copytree(source, folder / "logs", dirs_exist_ok=True)
-            for capture in source.glob(f"capture-{row['set']}.*"):
+            capture = capture_of(source, str(row["set"]))
+            if capture is not None:
                 shutil.copy(capture, folder / ("capture" + capture.suffix))
         argv = rerun_argv(document, combination, row, adapters, spec, folder / "rerun")
         script = (
@@ -181,3 +182,13 @@ def command_of(row: dict[str, Any], report_folder: Path | None = None) -> str | 
         return None
     path = (report_folder / bundle) if report_folder is not None else Path(bundle)
     return f"sh {shlex.quote(str(path))}/rerun.sh"
+
+
+def capture_of(folder: Path, set_name: str) -> Path | None:
+    """A combination's recheck capture for a row of `set_name`: the one file named
+    after its set, or after the merged run (`a+b`) that held it."""
+    for found in sorted(folder.glob("capture-*.json*")):
+        named = found.name.removeprefix("capture-").split(".")[0]
+        if set_name in named.split("+"):
+            return found
+    return None

@@ -19,11 +19,14 @@ Nothing here judges: the verifiers and docs/blame.md do.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
 import ssl
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -45,9 +48,15 @@ class Frame:
     answer_headers: list[tuple[str, str]] = field(default_factory=list)
     answer: bytes = b""
     credential: bool | None = None  # the run's valid credential (None: the mode has none)
+    channel: str = "event"  # which of the server's listeners: event, control, upload
+    arrived: int = 0  # monotonic ns: the whole request had reached the relay
+    done: int = 0  # monotonic ns: the whole answer had come back from the server
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "channel": self.channel,
+            "arrivedNs": self.arrived,
+            "doneNs": self.done,
             "request": {
                 "method": self.method,
                 "path": self.path,
@@ -63,13 +72,33 @@ class Frame:
 
 
 class Capture:
-    """The relay for one client run against `target` (the server's endpoint)."""
+    """The relay for one client run against `target` (the server's endpoint).
 
-    def __init__(self, trust: Trust, mode: str, profile: str, target: str) -> None:
+    `channel` names the listener in the frames; `credential` replaces the run's
+    credential verdict (an upload listener's own token; None: a listener without
+    one); `client_certificate=False` lets a client in without a certificate where
+    the mode is mTLS (a listener the mode's certificate is not for)."""
+
+    def __init__(
+        self,
+        trust: Trust,
+        mode: str,
+        profile: str,
+        target: str,
+        *,
+        channel: str = "event",
+        credential: Callable[[list[str]], bool | None] | None = None,
+        client_certificate: bool = True,
+    ) -> None:
         self.trust = trust
         self.mode = mode
         self.profile = profile
         self.target = urlsplit(target)
+        self.channel = channel
+        self.judge = credential or (
+            lambda given: self.trust.credential_valid(self.mode, self.profile, given)
+        )
+        self.client_certificate = client_certificate
         self.frames: list[Frame] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -83,26 +112,37 @@ class Capture:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = TIMEOUT  # a client that stalls frees its thread
 
             def log_message(self, *_: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()  # headers and body go in two writes: never wait on Nagle
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _relay(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(size) if size > 0 else b""
-                frame = capture.forward(self.command, self.path, list(self.headers.items()), body)
+                raw, body, short = _read_body(self.rfile, self.headers)
+                frame = capture.forward(
+                    self.command, self.path, list(self.headers.items()), raw, body, short
+                )
                 self.send_response(frame.status)
                 for name, value in frame.answer_headers:
                     if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                         self.send_header(name, value)
                 self.send_header("Content-Length", str(len(frame.answer)))
+                if short:  # the client half-closed: nothing more will come
+                    self.close_connection = True
                 self.end_headers()
-                self.wfile.write(frame.answer)
+                try:
+                    self.wfile.write(frame.answer)
+                except OSError:  # the client had hung up: the frame keeps the answer
+                    self.close_connection = True
 
             do_POST = _relay
             do_GET = _relay
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = _Quiet(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         if self._tls():
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -110,52 +150,81 @@ class Capture:
                 self.trust.path("server.pem"), self.trust.path("server-key.pem")
             )
             if self.mode == "mtls":
-                context.verify_mode = ssl.CERT_REQUIRED
+                context.verify_mode = (
+                    ssl.CERT_REQUIRED if self.client_certificate else ssl.CERT_OPTIONAL
+                )
                 context.load_verify_locations(self.trust.path("ca.pem"))
-            server.socket = context.wrap_socket(server.socket, server_side=True)
+            server.socket = context.wrap_socket(  # the handshake runs in the handler's
+                server.socket,
+                server_side=True,
+                do_handshake_on_connect=False,  # thread
+            )
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
         scheme = "https" if self._tls() else "http"
         self.endpoint = f"{scheme}://127.0.0.1:{server.server_address[1]}{self.target.path}"
 
-    def forward(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> Frame:
+    def forward(
+        self,
+        method: str,
+        path: str,
+        headers: list[tuple[str, str]],
+        raw: bytes,
+        body: bytes | None = None,
+        short: bool = False,
+    ) -> Frame:
+        """Send the request on as it came: its headers in order (duplicates kept; `Host`
+        names the server), its body's bytes as framed (`raw`; chunks stay chunks), and,
+        when the client half-closed before its declared length, half-close too.
+        `body` is the decoded body the frame keeps (default `raw`)."""
+        arrived = time.monotonic_ns()
+        body = raw if body is None else body
         given = [v for k, v in headers if k.lower() == "authorization"]
-        credential = self.trust.credential_valid(self.mode, self.profile, given)
+        credential = self.judge(given)
         kept = [(k, v) for k, v in headers if k.lower() != "host"]
         shown = [
             (k, _verdict(credential) if k.lower() in CREDENTIAL_HEADERS else v) for k, v in kept
         ]
+        host = f"{self.target.hostname or '127.0.0.1'}:{self.target.port}"
+        head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in kept) + "\r\n"
         try:
-            connection = self._connection()
-            connection.request(method, path, body=body, headers=dict(kept))
-            response = connection.getresponse()
-            frame = Frame(
-                method, path, shown, body, response.status, response.getheaders(), response.read()
-            )
-            connection.close()
+            sock = self._connect()
+            try:
+                # a server that answers before reading it all (413) and closes: its
+                with contextlib.suppress(OSError):  # answer may still be there to read
+                    sock.sendall(head.encode("latin-1") + raw)
+                if short:  # the TCP half-close, under TLS too (the session stays readable)
+                    socket.socket.shutdown(sock, socket.SHUT_WR)
+                response = http.client.HTTPResponse(sock, method=method)
+                response.begin()
+                frame = Frame(
+                    method, path, shown, body, response.status, response.getheaders(),
+                    response.read(),
+                )  # fmt: skip
+            finally:
+                sock.close()
         except (OSError, http.client.HTTPException) as exc:
             message = json.dumps({"error": f"the capture relay could not reach the server: {exc}"})
             frame = Frame(method, path, shown, body, 502, [], message.encode())
         frame.credential = credential
+        frame.channel, frame.arrived, frame.done = self.channel, arrived, time.monotonic_ns()
         with self._lock:
             self.frames.append(frame)
         return frame
 
-    def _connection(self) -> http.client.HTTPConnection:
-        host, port = self.target.hostname or "127.0.0.1", self.target.port
+    def _connect(self) -> socket.socket:
+        host, port = self.target.hostname or "127.0.0.1", self.target.port or 80
+        sock = socket.create_connection((host, port), timeout=TIMEOUT)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if not self._tls():
-            connection = http.client.HTTPConnection(host, port, timeout=TIMEOUT)
-        else:
-            context = ssl.create_default_context(cafile=self.trust.path("ca.pem"))
-            if self.mode == "mtls":
-                context.load_cert_chain(
-                    self.trust.path("client.pem"), self.trust.path("client-key.pem")
-                )
-            connection = http.client.HTTPSConnection(host, port, timeout=TIMEOUT, context=context)
-        connection.connect()
-        assert connection.sock is not None
-        connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
+            return sock
+        context = ssl.create_default_context(cafile=self.trust.path("ca.pem"))
+        if self.mode == "mtls":
+            context.load_cert_chain(
+                self.trust.path("client.pem"), self.trust.path("client-key.pem")
+            )
+        return context.wrap_socket(sock, server_hostname=host)
 
     def replies(self) -> list[tuple[Any, Any]]:
         """What the server answered each request (by its JSON-RPC id): the parsed answer,
@@ -187,7 +256,107 @@ class Capture:
             self._server.server_close()
 
 
+class _Quiet(ThreadingHTTPServer):
+    """A relay's listener: a client that hangs up or fails its handshake is the
+    exchange's business (the frame shows what came back), never a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+def _read_body(rfile: Any, headers: Any) -> tuple[bytes, bytes, bool]:
+    """A request's body as it crossed (`raw`: chunk framing kept), decoded, and whether
+    the client half-closed before the length it declared."""
+    if "chunked" in str(headers.get("Transfer-Encoding", "")).lower():
+        raw, body = bytearray(), bytearray()
+        while True:
+            line = rfile.readline(65537)
+            raw += line
+            if not line:
+                return bytes(raw), bytes(body), True
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while True:  # trailers, up to the blank line
+                    trailer = rfile.readline(65537)
+                    raw += trailer
+                    if trailer in (b"\r\n", b"\n", b""):
+                        return bytes(raw), bytes(body), trailer == b""
+            chunk = rfile.read(size + 2)
+            raw += chunk
+            body += chunk[:size]
+            if len(chunk) < size + 2:
+                return bytes(raw), bytes(body), True
+    try:
+        size = int(headers.get("Content-Length") or 0)
+    except ValueError:
+        size = 0
+    data = rfile.read(size) if size > 0 else b""
+    return data, data, len(data) < size
+
+
 def _verdict(valid: bool | None) -> str:
     if valid is None:
         return "<a credential this mode does not use>"
     return "<the run's credential>" if valid else "<not the run's credential>"
+
+
+class Relays:
+    """The recording relays of one step client run, in front of each of the server's
+    HTTP listeners (event, control, upload), when the run is a recheck
+    (`ctx.capture`); otherwise the server's own endpoints, untouched.
+
+    `upload_token` is the upload listener's own token, judged there in place of
+    the event credential."""
+
+    def __init__(
+        self,
+        ctx: Any,
+        mode: str,
+        endpoint: str,
+        control: str,
+        upload: str | None = None,
+        upload_token: str | None = None,
+    ) -> None:
+        self.endpoint, self.control, self.upload = endpoint, control, upload
+        self.captures: list[Capture] = []
+        if not ctx.capture:
+            return
+
+        def relay(target: str, **options: Any) -> str:
+            capture = Capture(ctx.trust, mode, ctx.profile, target, **options)
+            capture.start()
+            self.captures.append(capture)
+            return capture.endpoint
+
+        self.endpoint = relay(endpoint)
+        if control:
+            self.control = relay(
+                control, channel="control", credential=_none, client_certificate=False
+            )
+        if upload:
+            wanted = f"Bearer {upload_token}" if upload_token else None
+            self.upload = relay(
+                upload,
+                channel="upload",
+                credential=lambda given: None if wanted is None else given == [wanted],
+                client_certificate=False,
+            )
+
+    def stop(self) -> None:
+        for capture in self.captures:
+            capture.stop()
+
+    def frames(self) -> list[Frame]:
+        """Every exchange, in the order it reached the relays."""
+        return sorted((f for c in self.captures for f in c.frames), key=lambda f: f.arrived)
+
+    def keep(self, ctx: Any, key: str, set_name: str) -> None:
+        """The frames into the report's logs (`<key>/capture-<set>.json`), when recording."""
+        if self.captures:
+            path = ctx.unique(f"capture-{set_name}") / "frames.json"
+            path.write_text(json.dumps([f.as_json() for f in self.frames()], indent=1))
+            ctx.keep_log(path, f"{key}/capture-{set_name}.json")
+
+
+def _none(_: list[str]) -> None:
+    return None

@@ -48,6 +48,9 @@ def stdio_server(
     command = list(server.commands[command_key])
     if command_key != "server":  # suites past core read receipts from the control listener
         config_path = write_json(home / "server-config.json", config)
+        if ctx.capture:  # a recheck: every line both ways, the wire evidence (stdio_frames)
+            wire = [sys.executable, relay.__file__, "--log", str(receipt_log)]
+            command = [*wire, "--replies", str(replies_beside(receipt_log)), "--", *command]
         keys = {"serverCommand": command, "serverCwd": str(server.directory)}
         return {**keys, "serverConfig": str(config_path)}, receipt_log
     if server.receipt_log and not ctx.capture:

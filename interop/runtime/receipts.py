@@ -111,6 +111,27 @@ def read_replies(path: Path) -> list[tuple[Any, Any]]:
     return found
 
 
+def stdio_frames(receipt_log: Path) -> list[dict[str, Any]]:
+    """The stdio relay's record of a step server's lines (a recheck's wire evidence):
+    `{"channel": "stdio", "request": MESSAGE}` for each line the client wrote to it,
+    then `{"channel": "stdio", "reply": VALUE}` for each line it wrote back (the two
+    directions are logged apart: their relative order is not kept)."""
+    frames: list[dict[str, Any]] = []
+    if receipt_log.exists():
+        for line in receipt_log.read_bytes().splitlines():
+            try:
+                entry = loads(line, origin="relay log")
+            except JsonError:
+                continue
+            if isinstance(entry, dict) and "message" in entry:
+                frames.append({"channel": "stdio", "request": entry["message"]})
+    frames += [
+        {"channel": "stdio", "reply": value}
+        for _, value in read_replies(replies_beside(receipt_log))
+    ]
+    return frames
+
+
 def snapshot_beside(receipt_log: Path) -> Path:
     """Where the stdio relay saves a contract v1 server's own `GET /receipts` answer."""
     return receipt_log.with_name("server-receipts.json")

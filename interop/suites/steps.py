@@ -8,6 +8,7 @@ the run, may probe the running server, then stops it with `stop_server`.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Callable, Iterable
@@ -18,10 +19,13 @@ from typing import Any, Protocol
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.capture import Relays
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
+from interop.runtime.receipts import stdio_frames
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
+from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
 
 
 @dataclass
@@ -30,10 +34,16 @@ class StepRun:
     entries: Any
     errors: list[CombinationError] = field(default_factory=list)
     server: Server | None = None  # still running (HTTP): the caller stops it
+    contradictions: list[Contradiction] = field(default_factory=list)  # a recheck's wire
 
     @property
     def report(self) -> Any:
         return self.run.report if self.run is not None else None
+
+    def mark(self, rows: list[RowVerdict], transport: str) -> None:
+        """A recheck's contradictions of the record by the wire, on the failed rows they
+        concern (interop/suites/wire.py)."""
+        mark_rows(rows, self.contradictions, transport=transport)
 
     def exit_code(self, blind: bool) -> int | None:
         """The client's exit status when it is judged (blind clients), else None."""
@@ -79,38 +89,55 @@ def run_step_client(
         except ServerStartError as exc:
             step.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
             return step
-        if upload is not None:
-            if server.upload_endpoint is None:
-                step.errors.append(
-                    CombinationError(
-                        "server-start",
-                        "ReadinessMalformed",
-                        f"a {suite} server's readiness needs uploadEndpoint",
-                    )
+        if upload is not None and server.upload_endpoint is None:
+            step.errors.append(
+                CombinationError(
+                    "server-start",
+                    "ReadinessMalformed",
+                    f"a {suite} server's readiness needs uploadEndpoint",
                 )
-                return step
-            upload["endpoint"] = server.upload_endpoint
-        step.run = run_client(
+            )
+            return step
+        relays = Relays(
             ctx,
-            client,
-            stage=stage,
-            scenario_file=client_file,
-            transport="http",
-            auth=combination.auth,
-            endpoint=server.endpoint,
-            command_key="lifecycleClient",
-            extra={**extra, "controlEndpoint": server.control},
-            env=env,
-            schema=client_schema,
+            combination.auth,
+            server.endpoint,
+            server.control,
+            server.upload_endpoint if upload is not None else None,
+            upload_token(upload, env),
         )
-        step.entries, receipt_errors = server.entries(receipts_schema)
+        if upload is not None:
+            upload["endpoint"] = relays.upload
+        try:
+            step.run = run_client(
+                ctx,
+                client,
+                stage=stage,
+                scenario_file=client_file,
+                transport="http",
+                auth=combination.auth,
+                endpoint=relays.endpoint,
+                command_key="lifecycleClient",
+                extra={**extra, "controlEndpoint": relays.control},
+                env=env,
+                schema=client_schema,
+            )
+        finally:
+            read_at = time.monotonic_ns()
+            step.entries, receipt_errors = server.entries(receipts_schema)
+            relays.stop()
+        if relays.captures:
+            relays.keep(ctx, combination.key, set_name)
+            step.contradictions = contradictions(
+                step.entries, relays.frames(), read_at=read_at, scenario_ids=set()
+            )
         if receipt_errors and server.exit_description() is not None:
             receipt_errors = [
                 CombinationError("server", "ServerExit", f"the server {server.exit_description()}")
             ]
         step.errors += receipt_errors
     else:
-        keys, _ = stdio_server(
+        keys, wire_log = stdio_server(
             ctx, server_adapter, server_file, command_key="lifecycleServer", extra=server_extra
         )
         step.run = run_client(
@@ -127,9 +154,27 @@ def run_step_client(
             schema=client_schema,
         )
         step.entries = reported_entries(step.run.report)
+        if ctx.capture:
+            frames = keep_stdio_frames(ctx, combination.key, set_name, wire_log)
+            step.contradictions = stdio_contradictions(step.entries, frames)
     ctx.keep_log(step.run.log, f"{combination.key}/client-{set_name}.log")
     step.errors = step.run.errors + step.errors
     return step
+
+
+def upload_token(upload: dict[str, Any] | None, env: dict[str, str] | None) -> str | None:
+    """The upload listener's own token: the variable the client config's upload block names."""
+    auth = (upload or {}).get("auth") or {}
+    return (env or {}).get(str(auth.get("tokenEnv")))
+
+
+def keep_stdio_frames(ctx: RunContext, key: str, set_name: str, wire_log: Path) -> list[Any]:
+    """A stdio recheck's lines both ways, kept as `<key>/capture-<set>.json`."""
+    frames = stdio_frames(wire_log)
+    path = wire_log.with_name("frames.json")
+    path.write_text(json.dumps(frames, indent=1))
+    ctx.keep_log(path, f"{key}/capture-{set_name}.json")
+    return frames
 
 
 class Stoppable(Protocol):

@@ -246,6 +246,7 @@ class CatalogueSuite:
             stage=f"client[{scenario_set.name}]",
             prior_errors=step.errors,
         )
+        step.mark(judged, combination.transport)
         for row in judged:
             row.set = scenario_set.origin(row.id)
         outcome.rows += judged

@@ -135,6 +135,7 @@ class CompactionSuite:
             stage=f"client[{scenario_set.name}]",
             prior_errors=step.errors,
         )
+        step.mark(judged, combination.transport)
         outcome.rows += judged
         outcome.rows += _elsewhere(scenario_set, transport)
         outcome.errors += set_errors

@@ -138,6 +138,7 @@ class ElicitationSuite:
             stage=f"client[{scenario_set.name}]",
             prior_errors=step.errors,
         )
+        step.mark(judged, combination.transport)
         outcome.rows += judged
         outcome.rows += [
             RowVerdict(

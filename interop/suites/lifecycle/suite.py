@@ -21,6 +21,7 @@ from typing import Any
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.capture import Relays
 from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.server import Server, ServerStartError
@@ -30,12 +31,14 @@ from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load
 from interop.suites.lifecycle.verify import verify_set
 from interop.suites.steps import (
     contract_v1,
+    keep_stdio_frames,
     one_job_each,
     refusing_port,
     run_v1_set,
     stdio_auth_none,
     stop_and_keep,
 )
+from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
 
 Done = Callable[[Outcome], None]
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
@@ -176,6 +179,7 @@ class LifecycleSuite:
             if refusing is None:
                 extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
             errors: list[CombinationError] = []
+            found: list[Contradiction] = []  # a recheck's record against the wire
             entries: Any = None
             server: Server | None = None
             run = None
@@ -203,31 +207,53 @@ class LifecycleSuite:
                             )
                         )
                     else:
-                        upload["endpoint"] = server.upload_endpoint
+                        relays = Relays(
+                            ctx,
+                            combination.auth,
+                            server.endpoint,
+                            server.control,
+                            server.upload_endpoint,
+                            token,
+                        )
+                        upload["endpoint"] = relays.upload
                         if not client.blind:
                             given = scenario_set.write_with_uploads(
-                                home / "client-v1.json", transport, server.upload_endpoint
+                                home / "client-v1.json", transport, str(relays.upload)
                             )
-                        extra["controlEndpoint"] = server.control
+                        extra["controlEndpoint"] = relays.control
                         scheme = (server.endpoint or "http:").split(":", 1)[0]
                         port = refusing.getsockname()[1] if refusing is not None else 0
                         extra["backends"] = {
                             "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
                         }
-                        run = run_client(
-                            ctx,
-                            client,
-                            stage=stage,
-                            scenario_file=given,
-                            transport="http",
-                            auth=combination.auth,
-                            endpoint=server.endpoint,
-                            command_key="lifecycleClient",
-                            extra=extra,
-                            env=env,
-                            schema="lifecycle-client-config.schema.json",
-                        )
-                        entries, receipt_errors = server.entries()
+                        try:
+                            run = run_client(
+                                ctx,
+                                client,
+                                stage=stage,
+                                scenario_file=given,
+                                transport="http",
+                                auth=combination.auth,
+                                endpoint=relays.endpoint,
+                                command_key="lifecycleClient",
+                                extra=extra,
+                                env=env,
+                                schema="lifecycle-client-config.schema.json",
+                            )
+                        finally:
+                            read_at = time.monotonic_ns()
+                            entries, receipt_errors = server.entries()
+                            relays.stop()
+                        if relays.captures:  # a recheck: the record against the wire
+                            relays.keep(ctx, combination.key, scenario_set.name)
+                            found = contradictions(
+                                entries,
+                                relays.frames(),
+                                read_at=read_at,
+                                scenario_ids={
+                                    s.request_id(k) for s in rows for k in s.raw["requests"]
+                                },
+                            )
                         if receipt_errors and server.exit_description() is not None:
                             receipt_errors = [
                                 CombinationError(
@@ -238,7 +264,7 @@ class LifecycleSuite:
                             ]
                         errors += receipt_errors
             else:
-                keys, _ = stdio_server(
+                keys, wire_log = stdio_server(
                     ctx, server_adapter, blind, command_key="lifecycleServer", extra=server_extra
                 )
                 run = run_client(
@@ -257,6 +283,9 @@ class LifecycleSuite:
                 report = run.report if isinstance(run.report, dict) else {}
                 receipts = report.get("receipts")
                 entries = receipts.get("entries") if isinstance(receipts, dict) else None
+                if ctx.capture:
+                    frames = keep_stdio_frames(ctx, combination.key, scenario_set.name, wire_log)
+                    found = stdio_contradictions(entries, frames)
         finally:  # the held port is released on every path
             if refusing is not None:
                 refusing.close()
@@ -274,6 +303,8 @@ class LifecycleSuite:
             stage=stage,
             prior_errors=errors,
         )
+        requests = {s.id: {s.request_id(k) for k in s.raw["requests"]} for s in rows}
+        mark_rows(judged, found, transport=transport, ids_of=lambda sid: requests.get(sid, set()))
         for row in judged:
             row.set = scenario_set.origin(row.id)
         outcome.rows += judged
