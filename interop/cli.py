@@ -41,9 +41,15 @@ from interop.suites import SUITES
 from interop.suites.base import ScenarioError
 
 
+def _prog() -> str:
+    """How the user called us: `ahp-interop` (the installed command) or `python -m interop`."""
+    called = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "ahp-interop" if called == "ahp-interop" else "python -m interop"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m interop",
+        prog=_prog(),
         description="The AHP Interop Matrix (also installed as `ahp-interop`). See README.md.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -385,7 +391,12 @@ def _adapter_dir(text: str) -> AdapterDir:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive whole number, e.g. 4, not {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
     return value
@@ -404,7 +415,12 @@ def _count(text: str) -> int:
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds, e.g. 30, not {text!r}"
+        ) from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
     return value

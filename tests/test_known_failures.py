@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -145,6 +146,17 @@ def test_known_failing_is_skipped_in_junit_and_listed_by_the_terminal(lie: dict[
     ]
     # the unmarked report still fails in JUnit
     assert 'failures="2"' in build_junit(lie).decode()
+
+
+def test_a_junit_test_name_is_a_known_failures_pattern_for_its_row(lie: dict[str, Any]) -> None:
+    root = ET.fromstring(build_junit(lie))
+    failing = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert len(failing) == 2
+    for name in failing:  # copied from a CI page as it stands
+        marked, problems = apply(lie, known(str(name)), complete=True)
+        assert problems == []
+        rows = [r for c in marked["combinations"] for b in c["results"].values() for r in b["rows"]]
+        assert [r["status"] for r in rows if r["status"] == "known-failing"] == ["known-failing"]
     assert b"known-failing" in build_html(marked)  # the page renders the status
 
 

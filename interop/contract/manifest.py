@@ -15,6 +15,7 @@ from interop.jsonvalue import JsonError, load_file
 
 COMMAND_KEYS = ("client", "server", "build", "test", "replay", "lifecycleClient", "lifecycleServer")
 PROFILES = ("strict", "compat")
+ROLES = ("client", "server")
 
 
 class ManifestError(ValueError):
@@ -37,9 +38,39 @@ class Adapter:
     manifest: Path | None = None
     version: str | None = None  # [ext] shown in reports
     suites: tuple[str, ...] | None = None  # [ext] the suites it implements (None: every suite)
+    roles: dict[str, tuple[str, ...]] | None = None  # [ext] per suite ("*": the rest)
+    auth: tuple[str, ...] | None = None  # [ext] the HTTP auth modes it supports (None: all)
 
     def command(self, key: str) -> tuple[str, ...] | None:
         return self.commands.get(key)
+
+    def has_role(self, suite: str, role: str) -> bool:
+        """Whether it plays `role` (client, server) in `suite` (extensions.roles)."""
+        if self.roles is None:
+            return True
+        return role in self.roles.get(suite, self.roles.get("*", ROLES))
+
+    def lacks(self, suite: str, role: str, transport: str, auth: str) -> str | None:
+        """Why it cannot be `role` of a `suite` combination over `transport`/`auth`, by
+        its manifest's own declarations (extensions.suites, roles, auth); None if it can."""
+        if self.suites is not None and suite not in self.suites:
+            return (
+                f"{self.name} does not implement the {suite} suite (its manifest's "
+                f"extensions.suites: {', '.join(self.suites)})"
+            )
+        if not self.has_role(suite, role):
+            assert self.roles is not None
+            declared = "; ".join(f"{k}: {', '.join(v)}" for k, v in self.roles.items())
+            return (
+                f"{self.name} has no {role} for the {suite} suite (its manifest's "
+                f"extensions.roles: {declared})"
+            )
+        if transport == "http" and self.auth is not None and auth not in self.auth:
+            return (
+                f"{self.name} does not support the {auth} auth mode (its manifest's "
+                f"extensions.auth: {', '.join(self.auth)})"
+            )
+        return None
 
 
 def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
@@ -65,6 +96,16 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         raise ManifestError(f"{manifest}: adapter name {name!r} {NAME_RULE}")
     commands = {key: tuple(data[key]) for key in COMMAND_KEYS if key in data}
     extensions = data.get("extensions", {})
+    roles = {k: tuple(v) for k, v in extensions["roles"].items()} if "roles" in extensions else None
+    for role in ROLES:  # the core commands: required for a role the core suite has
+        plays = roles is None or role in roles.get("core", roles.get("*", ROLES))
+        if plays and role not in commands:
+            raise ManifestError(
+                f"{manifest}: $.{role} is required: the adapter plays the {role} in the core "
+                f"suite; for an adapter without one, declare the roles it has, e.g. "
+                f'"extensions": {{"roles": {{"*": ["{_other(role)}"]}}}} (docs/CONTRACT.md, '
+                "Partial adapters)"
+            )
     directory = manifest.parent
     if directory.name == "interop":
         directory = directory.parent
@@ -81,7 +122,13 @@ def load_manifest(manifest: Path, name: str | None = None) -> Adapter:
         manifest=manifest.resolve(),
         version=data.get("version"),
         suites=tuple(extensions["suites"]) if "suites" in extensions else None,
+        roles=roles,
+        auth=tuple(extensions["auth"]) if "auth" in extensions else None,
     )
+
+
+def _other(role: str) -> str:
+    return "server" if role == "client" else "client"
 
 
 # An adapter's name is part of every combination's key, report path and log folder.
@@ -90,7 +137,9 @@ NAME_RULE = "must be letters, digits, '.', '_' or '-', starting with a letter or
 
 
 TOP_KEYS = ("language", "version", *COMMAND_KEYS, "extensions")
-EXTENSION_KEYS = ("blind", "receiptLog", "serverReuse", "profiles", "weight", "suites")
+EXTENSION_KEYS = (
+    "blind", "receiptLog", "serverReuse", "profiles", "weight", "suites", "roles", "auth",
+)  # fmt: skip
 
 
 def _unknown_keys(data: Any) -> str | None:

@@ -7,7 +7,11 @@ path, the expected and the actual value; unsupported, inapplicable and
 not-run rows are `<skipped>`, and so is a known-failing row (listed in
 known-failures.json, `interop/known.py`), with its reason and issue, and a
 known-failing combination's errors. A row's test case is named by its path,
-`suite/client->server/transport/auth/set/id`, unique in the whole file.
+`suite/set/client->server/transport/auth/id`, unique in the whole file: the one
+order known-failures.json, `diff`, `--rows` and the repro bundles use
+(`interop/known.py` `row_path`), so a name copied from a CI page is a pattern.
+The root `<testsuites>` carries `tests`, `failures` and `errors` only (Jenkins'
+schema has no `skipped` there).
 """
 
 from __future__ import annotations
@@ -29,13 +33,6 @@ def _known_message(row: dict[str, Any]) -> str:
     return f"known failure: {reason}{issue}"
 
 
-def _path(combination: dict[str, Any]) -> str:
-    return (
-        f"{combination['suite']}/{combination['client']}->{combination['server']}/"
-        f"{combination['transport']}/{combination['auth']}"
-    )
-
-
 def _suite_name(combination: dict[str, Any]) -> str:
     return (
         f"{combination['suite']}.{combination['client']}->{combination['server']}."
@@ -44,6 +41,8 @@ def _suite_name(combination: dict[str, Any]) -> str:
 
 
 def build_junit(document: dict[str, Any]) -> bytes:
+    from interop.known import row_path  # known reads reports: imported once both exist
+
     root = ET.Element("testsuites", name="ahp-interop")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for combination in document["combinations"]:
@@ -75,7 +74,7 @@ def build_junit(document: dict[str, Any]) -> bytes:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                name=f"{_path(combination)}/{row['set']}/{row['id']}",
+                name=row_path(combination, row["set"], row["id"]),
                 classname=name,
             )
             counts["tests"] += 1
@@ -102,8 +101,8 @@ def build_junit(document: dict[str, Any]) -> bytes:
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(totals[key]))
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
