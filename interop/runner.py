@@ -29,7 +29,7 @@ from interop.coverage import coverage, coverage_lines
 from interop.grid import Combination, expand
 from interop.known import KnownFailures, row_path
 from interop.known import apply as apply_known
-from interop.report import build_document, build_timings, bundles, write_reports
+from interop.report import build_document, build_timings, bundles, slow, write_reports
 from interop.report.terminal import failure_summary
 from interop.report.write import ReportPaths
 from interop.results import CombinationError, Outcome, RowVerdict, Status
@@ -585,6 +585,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
             timeline,
             _cpu(ctx.registry.cpu),
         )
+        timings.update(slow.slow_sides(outcomes))
         written = write_reports(paths, document, timings, ctx.redactor)
         bundles.write(document, chosen, paths.logs, adapters, options.spec, ctx.redactor)
         _print_summary(document, written, time.monotonic() - started, options.quiet, paths)
@@ -596,6 +597,8 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         if not options.quiet:
             for line in coverage_lines(document["coverage"]):
                 print(line, file=sys.stderr)
+        for line in slow.warning_lines(timings["slowSides"]):  # a warning, never a verdict
+            print(line, file=sys.stderr)
         origin = options.known.path.name if options.known is not None else ""
         for problem in known_problems:
             print(f"known failures ({origin}): {problem}", file=sys.stderr)

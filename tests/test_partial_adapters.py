@@ -88,3 +88,28 @@ def test_a_missing_core_command_names_the_role_and_the_fix(
         ManifestError, match=r"\$\.client is required.*\"roles\": \{\"\*\": \[\"server\"\]\}"
     ):
         load_manifest(directory / "adapter.json", "half")
+
+
+def test_a_server_that_writes_headers_and_body_apart_is_flagged_slow(
+    tmp_path: Path, fake_adapter: Callable[..., Path], small_set: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Two writes without TCP_NODELAY: each answer waits on the client's delayed ACK.
+    Our Python client meets it and an honest fake server on the same rows; only the
+    two-writes server is flagged, and it passes every row all the same."""
+    slow = fake_adapter("slowpoke", server="two-writes", roles={"*": ["server"]})
+    honest = fake_adapter("quick", roles={"*": ["server"]})
+    for directory in (slow, honest):
+        manifest = json.loads((directory / "adapter.json").read_text())
+        del manifest["client"]
+        (directory / "adapter.json").write_text(json.dumps(manifest))
+    output = tmp_path / "out" / "report.json"
+    argv = ["matrix", "--suite", "core", "--scenarios", str(small_set), "--quiet"]
+    argv += ["--output", str(output), "--auth", "none", "--transports", "http"]
+    argv += ["--clients", "python", "--servers", "slowpoke", "quick"]
+    argv += ["--adapter-dir", named(slow), "--adapter-dir", named(honest)]
+    assert main(argv) == 0
+    timings = json.loads(output.with_name("report.timings.json").read_text())
+    flagged = {(e["adapter"], e["role"]) for e in timings["slowSides"]}
+    assert flagged == {("slowpoke", "server")}, timings["perRow"]
+    assert "SLOW slowpoke as server over http in core" in capsys.readouterr().err

@@ -87,6 +87,15 @@ def make_handler(state: State, control: bool) -> type[BaseHTTPRequestHandler]:
 
         def reply(self, value: Any) -> None:
             body = json.dumps(value).encode()
+            if state.behaviour == "two-writes" and not control:  # headers, then body: the
+                head = (  # second small write waits on the client's delayed ACK (Nagle)
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                    + str(len(body)).encode()
+                    + b"\r\n\r\n"
+                )
+                self.wfile.write(head)
+                self.wfile.write(body)
+                return
             self.wfile.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                 + str(len(body)).encode()
