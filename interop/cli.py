@@ -8,6 +8,7 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from interop import ROOT, __version__, shard
@@ -503,6 +504,32 @@ def _select(adapters: dict[str, Adapter], names: list[str] | None, what: str) ->
     return list(dict.fromkeys(names))
 
 
+BUILD_HEARTBEAT = 15.0  # seconds between "still building" lines of a quiet build
+
+
+def _watched(name: str, key: str, command: list[str], cwd: Path) -> int:
+    """Run one adapter's command; a quiet one (a cold cargo build takes minutes) gets a
+    line every BUILD_HEARTBEAT seconds, and each its time at the end."""
+    started = time.monotonic()
+    child = subprocess.Popen(command, cwd=cwd)
+    try:
+        while True:
+            try:
+                code = child.wait(timeout=BUILD_HEARTBEAT)
+                break
+            except subprocess.TimeoutExpired:
+                spent = time.monotonic() - started
+                print(f"{name}: {key} still running ({spent:.0f}s)", file=sys.stderr, flush=True)
+    finally:
+        if child.poll() is None:  # interrupted: the command goes with us
+            child.terminate()
+            child.wait()
+    spent = time.monotonic() - started
+    verdict = "done" if code == 0 else f"failed (exit {code})"
+    print(f"{name}: {key} {verdict} in {spent:.1f}s", file=sys.stderr, flush=True)
+    return code
+
+
 def _run_each(adapters: dict[str, Adapter], names: list[str], key: str) -> int:
     failures = []
     for name in names:
@@ -511,7 +538,7 @@ def _run_each(adapters: dict[str, Adapter], names: list[str], key: str) -> int:
             print(f"{name}: no {key!r} command", file=sys.stderr)
             continue
         print(f"{name}: {' '.join(command)}", file=sys.stderr, flush=True)
-        if subprocess.run(list(command), cwd=adapters[name].directory).returncode != 0:
+        if _watched(name, key, list(command), adapters[name].directory) != 0:
             failures.append(name)
     if failures:
         print(f"{key} failed for: {', '.join(failures)}", file=sys.stderr)
@@ -674,6 +701,11 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
         FileExistsError,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:  # not a file the user named or the run writes: a bug
+            raise
+        print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)

@@ -15,6 +15,7 @@ import math
 import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -49,6 +50,7 @@ from interop.select import (
 from interop.suites import SUITES
 from interop.suites.base import Job, ScenarioSets, Suite
 
+NOT_JUDGED = (Status.INAPPLICABLE, Status.NOT_RUN)  # a row the progress line counts apart
 HEARTBEAT = 30.0  # seconds between "still running" lines while nothing finishes
 
 
@@ -247,7 +249,11 @@ class Progress:
             if self.quiet:
                 return
             passed = sum(r.status == Status.PASSED for r in outcome.rows)
-            detail = f"{passed}/{len(outcome.rows)}" if outcome.rows else outcome.not_run or ""
+            judged = [r for r in outcome.rows if r.status not in NOT_JUDGED]
+            aside = len(outcome.rows) - len(judged)  # inapplicable, not run: never judged
+            detail = f"{passed}/{len(judged)}" if outcome.rows else outcome.not_run or ""
+            if aside:
+                detail += f" (+{aside} not judged)"
             line = (
                 f"[{self.done:>3}/{self.total}] {outcome.suite} {outcome.combination.label()}: "
                 f"{outcome.status} {detail} ({outcome.seconds:.1f}s)"
@@ -464,6 +470,15 @@ def check_output(output: Path) -> ReportPaths:
         raise UsageError(
             f"--output {output} is a folder: name the report file, e.g. {output}/report.json"
         )
+    try:  # before the run, not after it: a report that cannot be written loses the run
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=output.parent, prefix=".ahp-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"--output {output}: cannot write in {output.parent} ({exc.strerror or exc}); "
+            "name a report file in a folder you can write"
+        ) from None
     return paths
 
 

@@ -531,6 +531,11 @@ def test_coverage_is_deterministic_and_renders(tmp_path: Path) -> None:
     assert json.dumps(first) == json.dumps(first, sort_keys=True)
     lines = coverage_lines(first)
     assert any(line.startswith("coverage alpha as client:") for line in lines)
+    for adapter, roles in first["byAdapter"].items():  # a role the run never gave: no line
+        for role, judged in roles.items():
+            never = set(judged["requirements"].values()) == {"untested"}
+            shown = any(line.startswith(f"coverage {adapter} as {role}:") for line in lines)
+            assert shown != never, (adapter, role)
     must = [line for line in lines if line.strip().startswith("MUST failed:")]
     assert must and "AHP-DEC-002" in must[0]
     clean = coverage(_document(tmp_path, failing=None), tmp_path)

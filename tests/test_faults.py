@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -183,3 +184,20 @@ def test_version() -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert sys.modules["interop"].__version__
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line naming the place, before anything runs; never a traceback after it."""
+    if os.geteuid() == 0:
+        place = Path("/sys")  # not writable even for root
+    else:
+        place = tmp_path / "read-only"
+        place.mkdir()
+        place.chmod(0o555)
+    argv = ["matrix", "--suite", "core", "--output", str(place / "report.json")]
+    assert main([*argv, "--clients", "python", "--servers", "python"]) == 2
+    err = capsys.readouterr().err
+    assert f"--output {place / 'report.json'}: cannot write in {place}" in err, err
+    assert "Traceback" not in err

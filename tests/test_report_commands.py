@@ -81,6 +81,10 @@ def test_diff_exits_on_a_regression_and_names_it(
     )
     text = page.read_text(encoding="utf-8")
     assert "Since the baseline: regressions" in text and row_id in text
+    # each regression links to its combination's view on the page
+    c = combination
+    key = f"{c['suite']}/{c['client']}-&gt;{c['server']}/{c['transport']}/{c['auth']}"
+    assert f"<li><a href='#combo={key}'><code>" in text
 
 
 def test_a_known_failure_does_not_fail_the_run_and_a_stale_one_does(

@@ -80,7 +80,10 @@ def test_stable_text_hides_ports_pids_and_run_paths() -> None:
     ("manifest", "message"),
     [
         ({"client": ["x"], "server": ["y"]}, "'language' is a required property"),
-        ({"language": "x", "server": ["y"]}, r"\$\.client is required: the adapter plays the client"),
+        (
+            {"language": "x", "server": ["y"]},
+            r"\$\.client is required: the adapter plays the client",
+        ),
         ({"language": "x", "client": [], "server": ["y"]}, r"\$\.client: \[\] should be non-empty"),
         (
             {"language": "x", "client": ["a"], "server": ["y"], "extensions": {"blind": "yes"}},

@@ -845,6 +845,8 @@ def coverage_lines(result: dict[str, Any]) -> list[str]:
         for role in _ROLES:
             statuses = roles.get(role, {}).get("requirements", {})
             counts = {s: sum(1 for v in statuses.values() if v == s) for s in _STATES}
+            if counts["untested"] == len(statuses):  # a role the run never gave it
+                continue
             lines.append(
                 f"coverage {adapter} as {role}: {counts['passed']} passed, "
                 f"{counts['failed']} failed, {counts['undetermined']} undetermined, "

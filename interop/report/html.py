@@ -1030,7 +1030,7 @@ def _baseline(changes: dict[str, Any]) -> str:
     regressions = changes.get("regressions", [])
     if regressions:
         parts.append("<h3>Regressions</h3><ul>")
-        parts += [f"<li><code>{escape(str(r))}</code></li>" for r in regressions[:BASELINE_SHOWN]]
+        parts += [f"<li>{_linked(str(r))}</li>" for r in regressions[:BASELINE_SHOWN]]
         if len(regressions) > BASELINE_SHOWN:
             parts.append(f"<li>... and {len(regressions) - BASELINE_SHOWN} more</li>")
         parts.append("</ul>")
@@ -1045,7 +1045,7 @@ def _baseline(changes: dict[str, Any]) -> str:
             old, new = entry.get("old") or "(absent)", entry.get("new") or "(absent)"
             detail = f": {entry['detail']}" if entry.get("detail") else ""
             parts.append(
-                f"<li><code>{escape(str(entry.get('path')))}</code> "
+                f"<li>{_linked(str(entry.get('path')))} "
                 f"{escape(str(old))} &rarr; {escape(str(new))}{escape(detail)}</li>"
             )
         if len(entries) > BASELINE_SHOWN:
@@ -1055,6 +1055,18 @@ def _baseline(changes: dict[str, Any]) -> str:
         parts.append("<p>No differences.</p>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _linked(path: str) -> str:
+    """A row or combination path of the diff (`suite/set/client->server/transport/auth/id`,
+    or without set and id), as code linking to its combination on this page."""
+    parts = path.split(":", 1)[0].split("/")
+    pair = next((i for i, p in enumerate(parts) if "->" in p), None)
+    code = f"<code>{escape(path)}</code>"
+    if pair is None or len(parts) < pair + 3:
+        return code
+    key = "/".join([parts[0], *parts[pair : pair + 3]])
+    return f"<a href='{escape('#combo=' + quote(key, safe='/->'))}'>{code}</a>"
 
 
 def build_html(
