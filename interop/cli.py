@@ -11,9 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from interop import ROOT, __version__, shard
+from interop import ROOT, __version__, revisions, shard
 from interop.bench.run import PARTS as BENCH_PARTS
 from interop.bench.run import BenchOptions, run_bench
+from interop.bisect import bisect as bisect_command
 from interop.contract.manifest import Adapter, AdapterDir, ManifestError, discover
 from interop.coverage import REQUIREMENTS_FILE
 from interop.coverage.speccheck import requirements_command
@@ -62,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
             action="append",
             type=_adapter_dir,
             default=[],
-            metavar="[NAME=]PATH",
+            metavar="[NAME=]PATH[@REV]",
             help="an extra adapter directory (with adapter.json, or an SDK checkout with "
-            "interop/adapter.json), named NAME (default: its manifest's language)",
+            "interop/adapter.json), named NAME (default: its manifest's language); with @REV, "
+            "that git revision of it, exported and built once into the cache, named NAME@REV",
         )
         p.add_argument("--adapters", nargs="+", metavar="NAME", help="only these adapters")
         p.add_argument(
@@ -262,6 +264,30 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="a checkout of the spec repository: a contract v1 adapter gets its schema/draft "
         "(as in matrix)",
+    )
+
+    bisect = commands.add_parser(
+        "bisect",
+        help="find the first commit of an adapter where one row fails (build failures skip)",
+    )
+    bisect.add_argument(
+        "--adapter-dir", type=_adapter_dir, required=True, metavar="[NAME=]PATH",
+        help="the adapter in its git checkout; NAME is how --row names it",
+    )  # fmt: skip
+    bisect.add_argument("--good", required=True, metavar="REV", help="a revision that passes")
+    bisect.add_argument("--bad", required=True, metavar="REV", help="a revision that fails")
+    bisect.add_argument(
+        "--row", required=True, metavar="ROW-PATH",
+        help="suite/set/client->server/transport/auth/id, as reports name rows",
+    )  # fmt: skip
+    bisect.add_argument(
+        "matrix_args", nargs=argparse.REMAINDER, metavar="-- MATRIX-OPTIONS",
+        help="options for each run after --, e.g. -- --adapter-dir peer=../peer --profile compat",
+    )  # fmt: skip
+    commands.add_parser(
+        "clean",
+        help="remove the revisions --adapter-dir PATH@REV exported and built (the cache), "
+        "and nothing else",
     )
 
     errors = commands.add_parser("errors", help="print the table of error classes (docs/errors.md)")
@@ -659,6 +685,16 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             return requirements_command(args.spec, args.pinned)
         if args.command == "repro":
             return repro_command(args.bundle.resolve(), args.client)
+        if args.command == "clean":
+            for removed in revisions.clean():
+                print(f"removed {removed}", file=sys.stderr)
+            return 0
+        if args.command == "bisect":
+            rest = [a for a in args.matrix_args if a != "--"]
+            return bisect_command(args.adapter_dir, args.good, args.bad, args.row, rest)
+        args.adapter_dir = [  # a revision: exported and built once, then a folder like any
+            revisions.adapter_dir(d, d.rev) if d.rev else d for d in args.adapter_dir
+        ]
         extra = [] if args.command == "smoke" else list(args.adapter_dir)
         adapters = discover(args.adapters_root, extra)
         if args.command == "fuzz":
@@ -697,7 +733,7 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
         UsageError,
         KnownFailuresError,
         ReportCommandError,
-        ValueError,
+        ValueError,  # RevisionError, BisectError too
         FileExistsError,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -132,8 +132,11 @@ def _other(role: str) -> str:
 
 
 # An adapter's name is part of every combination's key, report path and log folder.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-NAME_RULE = "must be letters, digits, '.', '_' or '-', starting with a letter or digit"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9][A-Za-z0-9._-]*)?")
+NAME_RULE = (
+    "must be letters, digits, '.', '_' or '-', starting with a letter or digit "
+    "(a revision's adapter adds '@' and its revision)"
+)
 
 
 TOP_KEYS = ("language", "version", *COMMAND_KEYS, "extensions")
@@ -173,20 +176,26 @@ class AdapterDir:
 
     path: Path
     name: str | None = None
+    rev: str | None = None  # `PATH@REV`: a git revision of it (interop/revisions.py)
 
     @classmethod
     def parse(cls, text: str) -> AdapterDir:
-        """`PATH` or `NAME=PATH` (a path holding `=` before any `/` needs `./` in front)."""
+        """`PATH`, `NAME=PATH`, either with `@REV` (a path holding `=` before any `/`
+        needs `./` in front; one that exists as given is never split at `@`)."""
         name, equals, rest = text.partition("=")
         if equals and name and "/" not in name:
             if NAME.fullmatch(name) is None:
                 raise ValueError(f"--adapter-dir {text}: the name {name!r} {NAME_RULE}")
-            return cls(Path(rest), name)
-        return cls(Path(text))
+        else:
+            name, rest = "", text
+        where, at, rev = rest.rpartition("@")
+        if not at or not where or not rev or Path(rest).exists():
+            return cls(Path(rest), name or None)
+        return cls(Path(where), name or None, rev)
 
     def argument(self) -> str:
         """The option that names the same adapter again (for a child command line)."""
-        where = str(self.path.resolve())
+        where = str(self.path.resolve()) + (f"@{self.rev}" if self.rev else "")
         return f"--adapter-dir={self.name}={where}" if self.name else f"--adapter-dir={where}"
 
 
