@@ -31,12 +31,14 @@ from interop.report.commands import (
     diff_command,
     html_command,
     previous_command,
+    summary_command,
 )
 from interop.report.repro import repro_command
 from interop.results import error_table
 from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix, spec_schemas
 from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
+from interop.sdks import prepare as sdks_prepare
 from interop.select import FILE_ROW_SUITES, SelectedFiles, Selection, row_tags
 from interop.smoke import smoke
 from interop.suites import SUITES
@@ -284,6 +286,14 @@ def _parser() -> argparse.ArgumentParser:
         "matrix_args", nargs=argparse.REMAINDER, metavar="-- MATRIX-OPTIONS",
         help="options for each run after --, e.g. -- --adapter-dir peer=../peer --profile compat",
     )  # fmt: skip
+    sdks = commands.add_parser("sdks", help="the pinned upstream SDKs (sdk-revisions.json)")
+    sdk_actions = sdks.add_subparsers(dest="action", required=True)
+    prepare = sdk_actions.add_parser(
+        "prepare", help="clone each pinned SDK at its revision and build it; write adapter-args"
+    )
+    prepare.add_argument("--pins", type=Path, default=ROOT / "sdk-revisions.json", metavar="FILE")
+    prepare.add_argument("--into", type=Path, required=True, metavar="DIR")
+    prepare.add_argument("--only", nargs="+", metavar="NAME", help="only these SDKs")
     commands.add_parser(
         "clean",
         help="remove the revisions --adapter-dir PATH@REV exported and built (the cache), "
@@ -309,6 +319,9 @@ def _parser() -> argparse.ArgumentParser:
     page.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
     page.add_argument("--output", "-o", type=Path, required=True, metavar="FILE")
     page.add_argument("--baseline", type=Path, metavar="OLD.json", help="show what changed")
+    summary = actions.add_parser("summary", help="the report as Markdown (a CI job summary)")
+    summary.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json")
+    summary.add_argument("--baseline", type=Path, metavar="OLD.json", help="list regressions")
     previous = actions.add_parser(
         "previous", help="download the previous successful nightly's report (GitHub CLI)"
     )
@@ -639,6 +652,8 @@ def _report(args: argparse.Namespace) -> int:
         )
     if args.action == "html":
         return html_command(args.reports, args.output, args.baseline)
+    if args.action == "summary":
+        return summary_command(args.reports, args.baseline)
     return previous_command(args.repository, args.workflow, args.artifact, args.output)
 
 
@@ -685,6 +700,8 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             return requirements_command(args.spec, args.pinned)
         if args.command == "repro":
             return repro_command(args.bundle.resolve(), args.client)
+        if args.command == "sdks":
+            return sdks_prepare(args.pins, args.into, args.only)
         if args.command == "clean":
             for removed in revisions.clean():
                 print(f"removed {removed}", file=sys.stderr)
@@ -733,7 +750,7 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
         UsageError,
         KnownFailuresError,
         ReportCommandError,
-        ValueError,  # RevisionError, BisectError too
+        ValueError,  # RevisionError, BisectError, PinsError too
         FileExistsError,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)

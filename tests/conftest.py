@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -75,3 +77,12 @@ def small_set(tmp_path: Path) -> Path:
     path = tmp_path / "small.json"
     path.write_text(json.dumps({"version": 1, "scenarios": chosen}, indent=1))
     return path
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's install (`./install.sh`) into a fresh environment, once per session."""
+    venv = tmp_path_factory.mktemp("install") / "env"
+    env = {**os.environ, "PYTHON": sys.executable}
+    subprocess.run([str(ROOT / "install.sh"), str(venv)], check=True, env=env, timeout=600)
+    return venv

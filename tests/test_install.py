@@ -14,26 +14,14 @@ own folders only, HOME is empty, and it runs in a folder outside this checkout
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from interop import ROOT
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("install") / "env"
-    env = {**os.environ, "PYTHON": sys.executable}
-    subprocess.run([str(ROOT / "install.sh"), str(venv)], check=True, env=env, timeout=600)
-    return venv
 
 
 def _shell(venv: Path, home: Path) -> dict[str, str]:

@@ -174,3 +174,18 @@ def previous_command(repository: str, workflow: str, artifact: str, output: Path
         return 0
     print(f"downloaded {artifact} of run {run_id} into {output}", file=sys.stderr)
     return 0
+
+
+def summary_command(reports: list[Path], baseline: Path | None) -> int:
+    """`report summary`: Markdown on stdout (interop/report/summary.py)."""
+    from interop.report.summary import summary_markdown
+
+    document = combined(reports)
+    changes = None
+    if baseline is not None and baseline.exists():
+        try:
+            changes = diff(_load(baseline), document).as_json()
+        except DiffError as exc:
+            raise ReportCommandError(f"--baseline {baseline}: {exc}") from None
+    sys.stdout.write(summary_markdown(document, changes))
+    return 0

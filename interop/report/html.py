@@ -30,7 +30,7 @@ from urllib.parse import quote
 from interop import ROOT
 from interop.coverage import charges_of
 from interop.report.document import rows_of
-from interop.report.terminal import rerun_command
+from interop.report.terminal import judging, rerun_command
 
 LOG_TAIL = 40  # lines of each log embedded per combination
 LOG_LINE = 2000  # characters kept of one log line
@@ -319,7 +319,9 @@ _SCRIPT = r"""
     return el("ul", {cls: "rules"}, r.rules.map(function (x) {
       var reqs = x.requirements.length ? x.requirements.map(function (q) {
         return q.id + " (" + q.at + ")"; }).join(", ") : "a duty of the contract (no requirement)";
-      return el("li", {text: "rule " + x.rule + " judges the " + x.judges + ": " + reqs +
+      var judged = x.judges === "either" ? "leaves it undetermined, client or server"
+        : "judges the " + x.judges;
+      return el("li", {text: "rule " + x.rule + " " + judged + ": " + reqs +
         " — " + x.basis});
     }));
   }
@@ -838,8 +840,8 @@ def _blame(coverage: dict[str, Any]) -> str:
         return (
             f"<li><code>{escape(str(c.get('suite')))}/{escape(str(c.get('set')))}/"
             f"{escape(str(c.get('combination')))}/{escape(str(c.get('row')))}</code>: "
-            f"<b>{escape(str(c.get('rule')))}</b> judges the {escape(str(c.get('judges')))}"
-            f"{' (' + escape(who) + ')' if who else ''}: {escape(reqs)}; "
+            f"<b>{escape(str(c.get('rule')))}</b> {escape(judging(c.get('judges'), who))}: "
+            f"{escape(reqs)}; "
             f"<span class='note'>{escape(str(c.get('basis')))}</span></li>"
         )
 

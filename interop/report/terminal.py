@@ -102,16 +102,21 @@ def failure_summary(document: dict[str, Any], folder: Path | None = None) -> lis
     return lines + _flaky_summary(document) + _known_summary(document)
 
 
+def judging(side: Any, who: str) -> str:
+    """`judges the client (NAME)`; `either` places it on neither side: undetermined."""
+    named = f" ({who})" if who else ""
+    if side == "either":
+        return f"leaves it undetermined, client or server{named}"
+    return f"judges the {side}{named}"
+
+
 def _charged(document: dict[str, Any], c: dict[str, Any], row: dict[str, Any]) -> str:
     """`rule R judges the client (NAME): REQ, ...` for a row, from coverage's charges."""
     said = []
     for charge in charges_of(document, c, row["set"], row["id"]):
         who = ", ".join(charge.get("adapters") or [])
         reqs = ", ".join(charge.get("requirements") or []) or "a contract duty"
-        side = charge.get("judges")
-        said.append(
-            f"rule {charge.get('rule')} judges the {side}{f' ({who})' if who else ''}: {reqs}"
-        )
+        said.append(f"rule {charge.get('rule')} {judging(charge.get('judges'), who)}: {reqs}")
     return "; ".join(said)
 
 
