@@ -21,7 +21,7 @@ from interop.coverage.speccheck import requirements_command
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
 from interop.grid import AUTH_MODES, TRANSPORTS
-from interop.known import KnownFailuresError
+from interop.known import KnownFailures, KnownFailuresError, unmatchable
 from interop.known import load as load_known
 from interop.pack import pack, unpack
 from interop.replay import unit_tests
@@ -657,6 +657,21 @@ def _report(args: argparse.Namespace) -> int:
     return previous_command(args.repository, args.workflow, args.artifact, args.output)
 
 
+def _known(args: argparse.Namespace, runs: list[SuiteRun]) -> KnownFailures | None:
+    """known-failures.json, refused when a pattern can match no row of its suites."""
+    if not args.known_failures.exists():
+        return None
+    known = load_known(args.known_failures)
+    sets = {
+        run.name: {part for d in run.describe() for part in str(d["name"]).split("+")}
+        for run in runs
+    }
+    problems = unmatchable(known, tuple(SUITES), sets, TRANSPORTS, AUTH_MODES)
+    if problems:
+        raise UsageError(f"{args.known_failures}: " + "; ".join(problems) + " (reports/README.md)")
+    return known
+
+
 def _whole_grid(
     args: argparse.Namespace,
     adapters: dict[str, Adapter],
@@ -790,7 +805,7 @@ def _matrix(
         shard=_shard(args.shard),
         repeat=args.repeat,
         recheck=args.recheck,
-        known=load_known(args.known_failures) if args.known_failures.exists() else None,
+        known=_known(args, runs),
         whole_grid=_whole_grid(args, adapters, pool, runs, selection),
         spec=args.spec.resolve() if args.spec is not None else None,
     )

@@ -305,3 +305,39 @@ def _recount(document: dict[str, Any], listed: list[tuple[str, str]]) -> None:
         }
         for name in names
     }
+
+
+def unmatchable(
+    known: KnownFailures, suites: tuple[str, ...], sets: dict[str, set[str]],
+    transports: tuple[str, ...], auths: tuple[str, ...],
+) -> list[str]:  # fmt: skip
+    """Entries whose pattern can match no row of the suites it names, whatever ran: a
+    segment in the wrong place (a path copied in another order), a set the suite does
+    not have, a transport or auth mode that does not exist. `sets`: each suite's set
+    names (a suite absent is not judged). Patterns with `**` are left alone."""
+    problems: list[str] = []
+    for entry in known.entries:
+        if "**" in entry.pattern:
+            continue
+        suite, set_name, pair, transport, auth, _ = entry.pattern.split("/")
+        said = None
+        named = [s for s in sets if compile_pattern(suite).fullmatch(s)]
+        if not named and not any(compile_pattern(suite).fullmatch(s) for s in suites):
+            said = f"{suite!r} is no suite"
+        elif named and not any(
+            compile_pattern(set_name).fullmatch(n) for s in named for n in sets[s]
+        ):
+            have = sorted(n for s in named for n in sets[s])
+            said = f"{set_name!r} is no set of {', '.join(named)} (its sets: {', '.join(have)})"
+        elif "->" not in pair and "*" not in pair and "{" not in pair:
+            said = f"{pair!r} is not client->server"
+        elif not any(compile_pattern(transport).fullmatch(t) for t in transports):
+            said = f"{transport!r} is no transport ({', '.join(transports)})"
+        elif not any(compile_pattern(auth).fullmatch(a) for a in auths):
+            said = f"{auth!r} is no auth mode ({', '.join(auths)})"
+        if said is not None:
+            problems.append(
+                f"{entry.pattern}: can match no row: {said}; a row path is "
+                "suite/set/client->server/transport/auth/id, the order JUnit names use"
+            )
+    return problems

@@ -370,3 +370,21 @@ def test_an_external_entry_is_never_unmatched_in_a_run_without_its_adapter(
     present = {**lie, "adapters": {**lie["adapters"], "upstream-py": {"language": "python"}}}
     _, problems = apply(present, entries, complete=True)
     assert problems and problems[0].startswith("unmatched: core/core/upstream-py->")
+
+
+def test_a_pattern_in_the_old_junit_order_can_match_nothing_and_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`suite/client->server/transport/auth/set/id` (the order JUnit names once had)
+    names no set of the suite: refused before the run, naming the pattern and the fix."""
+    from interop.cli import main
+
+    listed = tmp_path / "known.json"
+    pattern = "core/python->go/http/none/upstream/deny-wins"
+    entry = {"pattern": pattern, "reason": "r", "issue": "https://example.test/1"}
+    listed.write_text(json.dumps({"version": 1, "entries": [entry]}))
+    argv = ["matrix", "--suite", "core", "--known-failures", str(listed), "--quiet"]
+    assert main([*argv, "--output", str(tmp_path / "out" / "report.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{pattern}: can match no row: 'python->go' is no set of core" in err, err
+    assert not (tmp_path / "out" / "report.json").exists()
