@@ -43,6 +43,7 @@ from interop.select import FILE_ROW_SUITES, SelectedFiles, Selection, row_tags
 from interop.smoke import smoke
 from interop.suites import SUITES
 from interop.suites.base import ScenarioError
+from interop.suites.core.scenarios import set_name
 
 
 def _prog() -> str:
@@ -662,9 +663,11 @@ def _known(args: argparse.Namespace, runs: list[SuiteRun]) -> KnownFailures | No
     if not args.known_failures.exists():
         return None
     known = load_known(args.known_failures)
-    sets = {
+    sets = {  # a suite's own sets (not --scenarios files, which other entries do not name)
         run.name: {part for d in run.describe() for part in str(d["name"]).split("+")}
+        | {set_name(path) for path in run.paths}
         for run in runs
+        if not args.scenarios
     }
     problems = unmatchable(known, tuple(SUITES), sets, TRANSPORTS, AUTH_MODES)
     if problems:

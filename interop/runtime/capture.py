@@ -254,6 +254,7 @@ class Capture:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server = None  # once: a caller's cleanup may stop it again
 
 
 class _Quiet(ThreadingHTTPServer):

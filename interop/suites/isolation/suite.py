@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives import serialization
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.runtime.capture import Relays
 from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.probe import tls_context
@@ -49,7 +50,8 @@ from interop.suites.isolation.scenarios import (
     load_sets,
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
-from interop.suites.steps import stdio_auth_none
+from interop.suites.steps import keep_stdio_frames, stdio_auth_none
+from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
 from interop.trust import Authority, redact_key
 
 Done = Callable[[Outcome], None]
@@ -325,6 +327,7 @@ class _Combination:
         record = OriginRecord()
         errors: list[CombinationError] = []
         entries: Any = None
+        found: list[Contradiction] = []  # a recheck's record against the wire
         run = None
         with ExitStack() as stack:
             origin, target = self._origin(stack, item)
@@ -352,12 +355,15 @@ class _Combination:
             env = {UPLOAD_TOKEN_ENV: self.upload_token}
             if self.server is not None:
                 configured["endpoint"] = self.server.upload_endpoint
-                extra["controlEndpoint"] = self.server.control
                 endpoint = self.server.endpoint
                 if item.case.cookie:
                     relay = self._relay(stack)
                     origin.cookies = relay.answered
                     endpoint = relay.endpoint
+                # a recheck: the event and control exchanges through recording relays
+                relays = Relays(self.ctx, self.combination.auth, endpoint, self.server.control)
+                stack.callback(relays.stop)
+                extra["controlEndpoint"] = relays.control
                 run = run_client(
                     self.ctx,
                     self.client,
@@ -365,12 +371,13 @@ class _Combination:
                     scenario_file=given,
                     transport="http",
                     auth=self.combination.auth,
-                    endpoint=endpoint,
+                    endpoint=relays.endpoint,
                     command_key="lifecycleClient",
                     extra=extra,
                     env=env,
                     schema="lifecycle-client-config.schema.json",
                 )
+                read_at = time.monotonic_ns()
                 every, receipt_errors = self.server.entries()
                 if receipt_errors and self.server.exit_description() is not None:
                     receipt_errors = [
@@ -382,8 +389,14 @@ class _Combination:
                 if every is not None:
                     entries = every[self.offset :]
                     self.offset = len(every)
+                relays.stop()
+                if relays.captures:
+                    relays.keep(self.ctx, self.combination.key, item.id)
+                    found = contradictions(
+                        entries, relays.frames(), read_at=read_at, scenario_ids=set()
+                    )
             else:
-                keys, _ = stdio_server(
+                keys, wire_log = stdio_server(
                     self.ctx,
                     self.server_adapter,
                     self.server_file,
@@ -406,12 +419,15 @@ class _Combination:
                 report = run.report if isinstance(run.report, dict) else {}
                 receipts = report.get("receipts")
                 entries = receipts.get("entries") if isinstance(receipts, dict) else None
+                if self.ctx.capture:
+                    lines = keep_stdio_frames(self.ctx, self.combination.key, item.id, wire_log)
+                    found = stdio_contradictions(entries, lines)
         # every origin is closed (joined): nothing more can arrive
         record.captured, record.handshakes = origin.snapshot()
         if target is not None:
             record.followed, _ = target.snapshot()
         self.ctx.keep_log(run.log, f"{self.combination.key}/client-{item.id}.log")
-        return verify_case(
+        row, problems = verify_case(
             item,
             record,
             report=run.report,
@@ -422,6 +438,8 @@ class _Combination:
             stage=stage,
             prior_errors=run.errors + errors,
         )
+        mark_rows([row], found, transport=self.combination.transport)
+        return row, problems
 
 
 def _der_digest(pem_path: str) -> str:
