@@ -175,9 +175,13 @@ def test_coverage_gives_every_canonical_profile_a_verdict_and_a_terminal_line() 
         "anchor", "document", "features", "id", "level", "profile", "section", "textSha256",
         "title",
     }  # fmt: skip
+    assert coverage_lines(result) == []  # a role no row gave an adapter prints no line
+    judged = result["byAdapter"]["alpha"]["client"]["requirements"]
+    judged["AHP-AUTH-001"] = "passed"  # alpha played the client in some row
     lines = coverage_lines(result)
     profile_lines = [line for line in lines if line.startswith("  profiles: ")]
-    assert len(profile_lines) == 4  # one per adapter and role
+    assert len(profile_lines) == 1  # one per adapter and role that ran
+    assert lines[0].startswith("coverage alpha as client: 1 passed")
     assert "base untested" in profile_lines[0] and "tool-interception untested" in profile_lines[0]
 
 
