@@ -25,7 +25,7 @@ from interop.runtime.context import RunContext
 from interop.runtime.receipts import stdio_frames
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
-from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
+from interop.suites.wire import Contradiction, mark_rows, read_against_wire, stdio_contradictions
 
 
 @dataclass
@@ -123,13 +123,8 @@ def run_step_client(
                 schema=client_schema,
             )
         finally:
-            read_at = time.monotonic_ns()
-            step.entries, receipt_errors = server.entries(receipts_schema)
-            relays.stop()
-        if relays.captures:
-            relays.keep(ctx, combination.key, set_name)
-            step.contradictions = contradictions(
-                step.entries, relays.frames(), read_at=read_at, scenario_ids=set()
+            step.entries, receipt_errors, step.contradictions = read_against_wire(
+                ctx, relays, lambda: server.entries(receipts_schema), combination.key, set_name
             )
         if receipt_errors and server.exit_description() is not None:
             receipt_errors = [

@@ -37,12 +37,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from interop.results import RowVerdict, Status
-from interop.runtime.capture import Frame
+from interop.results import CombinationError, RowVerdict, Status
+from interop.runtime.capture import Frame, Relays
+from interop.runtime.context import RunContext
 
 MARKS = ("acquired", "accepted", "cancelled", "discarded", "chain-settled", "observer-blocked")
 HTTP_CLASS = "RecordContradictsWire"
@@ -346,3 +348,28 @@ def mark_rows(
         if name not in classes:
             classes.insert(0, name)
         row.diagnostics["wire"] = [c.message for c in mine[:SHOWN]]
+
+
+def read_against_wire(
+    ctx: RunContext,
+    relays: Relays,
+    read: Callable[[], tuple[Any, list[CombinationError]]],
+    key: str,
+    set_name: str,
+    scenario_ids: set[str] | None = None,
+) -> tuple[Any, list[CombinationError], list[Contradiction]]:
+    """After a step client's HTTP run: read the server's record (`read`), then stop the
+    relays; on a recheck keep the frames (`<key>/capture-<set>.json`) and hold the
+    record to them. Returns the entries, the read's errors and the contradictions."""
+    read_at = time.monotonic_ns()
+    try:
+        entries, errors = read()
+    finally:
+        relays.stop()
+    found: list[Contradiction] = []
+    if relays.captures:
+        relays.keep(ctx, key, set_name)
+        found = contradictions(
+            entries, relays.frames(), read_at=read_at, scenario_ids=scenario_ids or set()
+        )
+    return entries, errors, found

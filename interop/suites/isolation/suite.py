@@ -51,7 +51,12 @@ from interop.suites.isolation.scenarios import (
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
 from interop.suites.steps import keep_stdio_frames, stdio_auth_none
-from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
+from interop.suites.wire import (
+    Contradiction,
+    mark_rows,
+    read_against_wire,
+    stdio_contradictions,
+)
 from interop.trust import Authority, redact_key
 
 Done = Callable[[Outcome], None]
@@ -321,6 +326,15 @@ class _Combination:
         stack.callback(relay.close)
         return relay
 
+    def _this_case(self) -> tuple[Any, list[CombinationError]]:
+        """The shared server's entries since the last case's (this case's record)."""
+        assert self.server is not None
+        every, errors = self.server.entries()
+        if every is None:
+            return None, errors
+        entries, self.offset = every[self.offset :], len(every)
+        return entries, errors
+
     def _case(self, item: IsolationCase) -> tuple[RowVerdict, list[CombinationError]]:
         stage = f"client[{item.id}]"
         home = self.ctx.unique(f"isolation-{item.id}")
@@ -377,8 +391,9 @@ class _Combination:
                     env=env,
                     schema="lifecycle-client-config.schema.json",
                 )
-                read_at = time.monotonic_ns()
-                every, receipt_errors = self.server.entries()
+                entries, receipt_errors, found = read_against_wire(
+                    self.ctx, relays, self._this_case, self.combination.key, item.id
+                )
                 if receipt_errors and self.server.exit_description() is not None:
                     receipt_errors = [
                         CombinationError(
@@ -386,15 +401,6 @@ class _Combination:
                         )
                     ]
                 errors += receipt_errors
-                if every is not None:
-                    entries = every[self.offset :]
-                    self.offset = len(every)
-                relays.stop()
-                if relays.captures:
-                    relays.keep(self.ctx, self.combination.key, item.id)
-                    found = contradictions(
-                        entries, relays.frames(), read_at=read_at, scenario_ids=set()
-                    )
             else:
                 keys, wire_log = stdio_server(
                     self.ctx,

@@ -38,7 +38,12 @@ from interop.suites.steps import (
     stdio_auth_none,
     stop_and_keep,
 )
-from interop.suites.wire import Contradiction, contradictions, mark_rows, stdio_contradictions
+from interop.suites.wire import (
+    Contradiction,
+    mark_rows,
+    read_against_wire,
+    stdio_contradictions,
+)
 
 Done = Callable[[Outcome], None]
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
@@ -240,20 +245,12 @@ class LifecycleSuite:
                                 env=env,
                                 schema="lifecycle-client-config.schema.json",
                             )
-                        finally:
-                            read_at = time.monotonic_ns()
-                            entries, receipt_errors = server.entries()
-                            relays.stop()
-                        if relays.captures:  # a recheck: the record against the wire
-                            relays.keep(ctx, combination.key, scenario_set.name)
-                            found = contradictions(
-                                entries,
-                                relays.frames(),
-                                read_at=read_at,
-                                scenario_ids={
-                                    s.request_id(k) for s in rows for k in s.raw["requests"]
-                                },
-                            )
+                        finally:  # a recheck: the record against the wire
+                            ids = {s.request_id(k) for s in rows for k in s.raw["requests"]}
+                            entries, receipt_errors, found = read_against_wire(
+                                ctx, relays, server.entries, combination.key,
+                                scenario_set.name, ids,
+                            )  # fmt: skip
                         if receipt_errors and server.exit_description() is not None:
                             receipt_errors = [
                                 CombinationError(
