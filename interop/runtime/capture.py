@@ -29,10 +29,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from interop.trust import Trust
+
+if TYPE_CHECKING:
+    from interop.runtime.context import RunContext
 
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
 TIMEOUT = 60.0
@@ -311,7 +314,7 @@ class Relays:
 
     def __init__(
         self,
-        ctx: Any,
+        ctx: RunContext,
         mode: str,
         endpoint: str,
         control: str,
@@ -351,7 +354,7 @@ class Relays:
         """Every exchange, in the order it reached the relays."""
         return sorted((f for c in self.captures for f in c.frames), key=lambda f: f.arrived)
 
-    def keep(self, ctx: Any, key: str, set_name: str) -> None:
+    def keep(self, ctx: RunContext, key: str, set_name: str) -> None:
         """The frames into the report's logs (`<key>/capture-<set>.json`), when recording."""
         if self.captures:
             path = ctx.unique(f"capture-{set_name}") / "frames.json"

@@ -11,7 +11,6 @@ are inapplicable.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import Any
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome
-from interop.runtime.capture import Capture
+from interop.runtime.capture import Relays
 from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError
@@ -249,10 +248,8 @@ class CoreSuite:
             self._record(outcome, scenario_set, client, stage, None, None, [start_error])
             return
         offset = server.receipt_offset()
-        capture = Capture(ctx.trust, combination.auth, ctx.profile, server.endpoint)
-        if ctx.capture:  # a recheck: the client talks through the recording relay
-            capture.start()
-        try:
+        relays = Relays(ctx, combination.auth, server.endpoint, control="")
+        try:  # a recheck: the client talks through the recording relay
             run = run_client(
                 ctx,
                 client,
@@ -260,14 +257,12 @@ class CoreSuite:
                 scenario_file=self._scenario_file(ctx, scenario_set, client.blind),
                 transport="http",
                 auth=combination.auth,
-                endpoint=capture.endpoint or server.endpoint,
+                endpoint=relays.endpoint,
             )
         finally:
-            capture.stop()
-        replies = capture.replies() if ctx.capture else None
-        if ctx.capture:
-            frames = self._frames(ctx, combination, scenario_set, capture)
-            ctx.keep_log(frames, f"{combination.key}/capture-{scenario_set.name}.json")
+            relays.stop()
+        replies = relays.captures[0].replies() if relays.captures else None
+        relays.keep(ctx, combination.key, scenario_set.name)
         receipts, receipt_errors = server.receipts(offset)
         outcome.shapes.update(server.shapes)
         if receipt_errors and server.exit_description() is not None:
@@ -276,15 +271,6 @@ class CoreSuite:
         self._record(
             outcome, scenario_set, client, stage, run, receipts, receipt_errors, replies=replies
         )
-
-    @staticmethod
-    def _frames(
-        ctx: RunContext, combination: Combination, scenario_set: ScenarioSet, capture: Capture
-    ) -> Path:
-        """The recheck's frames, written where `keep_log` copies them from."""
-        path = ctx.unique(f"capture-{combination.client}") / "frames.json"
-        path.write_text(json.dumps([f.as_json() for f in capture.frames], indent=1))
-        return path
 
     @staticmethod
     def _record(
