@@ -33,7 +33,7 @@ from typing import Any
 
 from interop.contract.manifest import AdapterDir, ManifestError, load_manifest, manifest_in
 from interop.report.document import rows_of
-from interop.revisions import RevisionError, adapter_dir, resolve
+from interop.revisions import RevisionError, adapter_dir, git, resolve
 
 GOOD, BAD, SKIP = "good", "bad", "skip"
 
@@ -70,13 +70,10 @@ def commits(folder: Path, good: str, bad: str) -> list[str]:
     """The first-parent line from `bad` back to `good` (excluded), oldest first."""
     try:
         good_commit, bad_commit = resolve(folder, good), resolve(folder, bad)
+        span = f"{good_commit}..{bad_commit}"
+        line = git(folder, "rev-list", "--first-parent", "--reverse", span).split()
     except RevisionError as exc:
         raise BisectError(str(exc)) from None
-    line = subprocess.run(
-        ["git", "-C", str(folder), "rev-list", "--first-parent", "--reverse",
-         f"{good_commit}..{bad_commit}"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
     if not line or line[-1] != bad_commit:
         raise BisectError(f"--bad {bad} is not a descendant of --good {good}")
     return line
@@ -172,10 +169,7 @@ def bisect(given: AdapterDir, good: str, bad: str, row_text: str, argv: list[str
     if trial(line[-1]) != BAD:
         print(f"bisect: --bad {bad} does not fail the row: nothing to find", file=sys.stderr)
         return 1
-    before = subprocess.run(
-        ["git", "-C", str(folder), "rev-parse", f"{line[0]}^"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+    before = git(folder, "rev-parse", f"{line[0]}^")  # the line's own good end
     if trial(before) == BAD:
         print(f"bisect: --good {good} fails the row too", file=sys.stderr)
         return 1
@@ -191,7 +185,4 @@ def bisect(given: AdapterDir, good: str, bad: str, row_text: str, argv: list[str
 
 
 def _subject(folder: Path, commit: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(folder), "log", "-1", "--format=%s", commit],
-        capture_output=True, text=True, check=False,
-    ).stdout.strip()  # fmt: skip
+    return git(folder, "log", "-1", "--format=%s", commit)

@@ -58,7 +58,8 @@ class Revision:
     directory: Path  # the adapter folder inside the exported tree
 
 
-def _git(folder: Path, *args: str) -> str:
+def git(folder: Path, *args: str) -> str:
+    """`git -C folder ARGS`'s output; a failure is a RevisionError naming the command."""
     done = subprocess.run(
         ["git", "-C", str(folder), *args], capture_output=True, text=True, check=False
     )
@@ -71,7 +72,7 @@ def resolve(folder: Path, rev: str) -> str:
     """The full commit hash `rev` names in the repository holding `folder`."""
     if not folder.is_dir():
         raise RevisionError(f"--adapter-dir {folder}@{rev}: {folder} is not a folder")
-    return _git(folder, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    return git(folder, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
 
 
 @contextlib.contextmanager
@@ -93,7 +94,7 @@ def materialize(folder: Path, rev: str, *, build: bool = True) -> Revision:
         commit = resolve(folder, rev)
     except RevisionError as exc:
         raise RevisionError(f"--adapter-dir {folder}@{rev}: no such revision ({exc})") from None
-    top = Path(_git(folder, "rev-parse", "--show-toplevel")).resolve()
+    top = Path(git(folder, "rev-parse", "--show-toplevel")).resolve()
     inside = folder.relative_to(top)
     repo = hashlib.sha256(str(top).encode()).hexdigest()[:12]
     home = cache_root() / "revisions" / f"{top.name}-{repo}" / commit
@@ -132,23 +133,27 @@ def _build(directory: Path, home: Path, shown: str) -> None:
     command = adapter.command("build")
     if command is not None:
         log = home / "build.log"
-        with log.open("wb") as out:
-            try:
-                done = subprocess.run(
-                    list(command),
-                    cwd=adapter.directory,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    timeout=BUILD_TIMEOUT,
-                    check=False,
-                )
-                code: int | str = done.returncode
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                code = f"{type(exc).__name__}: {exc}"
+        log.write_bytes(b"")
+        code = run_logged(list(command), adapter.directory, log, BUILD_TIMEOUT)
         if code != 0:
             failed.write_text(f"exit {code}; log: {log}\n")
             raise RevisionError(f"{shown}: its build failed (exit {code}); log: {log}")
     (home / BUILT).write_text("")
+
+
+def run_logged(command: list[str], cwd: Path, log: Path, timeout: float) -> int | str:
+    """Run a build step with its output appended to `log` (after a `$ command` line):
+    its exit status, or why it could not run or finish."""
+    with log.open("ab") as out:
+        out.write(f"$ {' '.join(command)}\n".encode())
+        out.flush()
+        try:
+            done = subprocess.run(
+                command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return done.returncode
 
 
 def adapter_dir(given: AdapterDir, rev: str) -> AdapterDir:

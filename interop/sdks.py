@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from interop.jsonvalue import JsonError, load_file
+from interop.revisions import RevisionError, git, run_logged
 
 HEX = re.compile(r"[0-9a-f]{40}")
 GITHUB = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -40,7 +40,8 @@ class PinsError(ValueError):
     """sdk-revisions.json is not usable: named by file and field."""
 
 
-def load_pins(path: Path) -> dict[str, dict[str, Any]]:
+def load_pins(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The SDK pins (`$.sdks`) and the spec's pin (`$.spec`, or None), checked."""
     try:
         data = load_file(path)
     except (OSError, JsonError) as exc:
@@ -65,7 +66,12 @@ def load_pins(path: Path) -> dict[str, dict[str, Any]]:
             for step in build
         ):
             raise PinsError(f"{where}.build: a list of commands, each a list of strings")
-    return sdks
+    spec = data.get("spec")
+    if spec is not None and (
+        not isinstance(spec, dict) or HEX.fullmatch(str(spec.get("revision", ""))) is None
+    ):
+        raise PinsError(f"{path}: $.spec.revision: 40 lowercase hex digits")
+    return sdks, spec
 
 
 def source(repository: str) -> str:
@@ -77,21 +83,8 @@ def source(repository: str) -> str:
     raise PinsError(f"repository {repository!r}: owner/name, a URL or a path")
 
 
-def _run(command: list[str], cwd: Path, log: Path, timeout: float) -> int | str:
-    with log.open("ab") as out:
-        out.write(f"$ {' '.join(command)}\n".encode())
-        out.flush()
-        try:
-            done = subprocess.run(
-                command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"{type(exc).__name__}: {exc}"
-    return done.returncode
-
-
 def prepare(pins_file: Path, into: Path, only: list[str] | None = None) -> int:
-    pins = load_pins(pins_file)
+    pins, spec_pin = load_pins(pins_file)
     unknown = sorted(set(only or []) - set(pins))
     if unknown:
         raise PinsError(f"--only {', '.join(unknown)}: not in {pins_file} ({', '.join(pins)})")
@@ -107,26 +100,14 @@ def prepare(pins_file: Path, into: Path, only: list[str] | None = None) -> int:
         entry["log"] = str(log)
         status[name] = entry
         print(f"sdks: {name} at {pin['revision'][:12]} from {pin['repository']}", file=sys.stderr)
-        if not (checkout / ".git").exists():
-            code = _run(["git", "clone", "--quiet", source(pin["repository"]), str(checkout)],
-                        into, log, BUILD_TIMEOUT)  # fmt: skip
-            if code != 0:
-                entry["status"] = "clone-failed"
-                print(f"sdks: {name}: the clone failed ({code}); log: {log}", file=sys.stderr)
-                continue
-        code = _run(["git", "checkout", "--quiet", "--detach", pin["revision"]], checkout, log, 300)
-        head = subprocess.run(
-            ["git", "-C", str(checkout), "rev-parse", "HEAD"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        if code != 0 or head != pin["revision"]:
+        why = _checkout(pin["repository"], pin["revision"], checkout, log)
+        if why is not None:
             entry["status"] = "clone-failed"
-            print(f"sdks: {name}: revision {pin['revision']} not checked out; log: {log}",
-                  file=sys.stderr)  # fmt: skip
+            print(f"sdks: {name}: {why}; log: {log}", file=sys.stderr)
             continue
         entry["status"] = "checked-out"
         for step in pin.get("build", []):
-            code = _run(step, checkout, log, BUILD_TIMEOUT)
+            code = run_logged(step, checkout, log, BUILD_TIMEOUT)
             if code != 0:
                 entry["status"] = "build-failed"
                 print(f"sdks: {name}: `{' '.join(step)}` failed ({code}); log: {log}",
@@ -138,7 +119,7 @@ def prepare(pins_file: Path, into: Path, only: list[str] | None = None) -> int:
         folder = checkout if pin["interop"] == "interop" else checkout / pin["interop"]
         arguments.append(f"--adapter-dir={name}={folder}")
         entry["adapterDir"] = str(folder)
-    spec = _spec(pins_file, into)
+    spec = _spec(spec_pin, into) if spec_pin is not None else None
     if spec is not None:  # the SDKs get the spec's own schemas (--spec), as upstream's drivers
         arguments.append(f"--spec={spec}")
     (into / "status.json").write_text(json.dumps(status, indent=2) + "\n")
@@ -149,23 +130,30 @@ def prepare(pins_file: Path, into: Path, only: list[str] | None = None) -> int:
     return 1 if bad else 0
 
 
-def _spec(pins_file: Path, into: Path) -> Path | None:
+def _checkout(repository: str, revision: str, checkout: Path, log: Path) -> str | None:
+    """Clone `repository` into `checkout` (once) and check `revision` out, detached;
+    None when HEAD is that revision, else why not."""
+    if not (checkout / ".git").exists():
+        clone = ["git", "clone", "--quiet", source(repository), str(checkout)]
+        code = run_logged(clone, checkout.parent, log, BUILD_TIMEOUT)
+        if code != 0:
+            return f"the clone failed ({code})"
+    detach = ["git", "checkout", "--quiet", "--detach", revision]
+    if run_logged(detach, checkout, log, 300) != 0:
+        return f"revision {revision} not checked out"
+    try:
+        head = git(checkout, "rev-parse", "HEAD")
+    except RevisionError as exc:
+        return str(exc)
+    return None if head == revision else f"HEAD is {head}, not the pin {revision}"
+
+
+def _spec(pin: dict[str, Any], into: Path) -> Path | None:
     """The pinned spec checkout (`$.spec`: repository and revision), or None."""
-    data = load_file(pins_file)
-    pin = data.get("spec") if isinstance(data, dict) else None
-    if not isinstance(pin, dict):
-        return None
-    revision = str(pin.get("revision", ""))
-    if HEX.fullmatch(revision) is None:
-        raise PinsError(f"{pins_file}: $.spec.revision: 40 lowercase hex digits")
     checkout, log = into / "spec", into / "spec.log"
     log.write_bytes(b"")
-    if not (checkout / ".git").exists():
-        url = source(str(pin.get("repository", "")))
-        if _run(["git", "clone", "--quiet", url, str(checkout)], into, log, BUILD_TIMEOUT) != 0:
-            print(f"sdks: the spec's clone failed; log: {log}", file=sys.stderr)
-            return None
-    if _run(["git", "checkout", "--quiet", "--detach", revision], checkout, log, 300) != 0:
-        print(f"sdks: the spec's revision {revision} is not there; log: {log}", file=sys.stderr)
+    why = _checkout(str(pin.get("repository", "")), str(pin["revision"]), checkout, log)
+    if why is not None:
+        print(f"sdks: the spec: {why}; log: {log}", file=sys.stderr)
         return None
     return checkout
