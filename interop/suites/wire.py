@@ -111,17 +111,25 @@ def contradictions(
     record = [e for e in entries if isinstance(e, dict)]
     found: list[Contradiction] = []
     ties: dict[int, _Crossed] = {}  # record position -> its exchange (unambiguous only)
-    before = [c for c in wire if c.ended and c.done < read_at]
+
+    def before(c: _Crossed) -> bool:  # answered 200 before the record was read
+        return c.ended and c.done < read_at and c.status == 200
 
     intercepts = [c for c in wire if c.channel == "event" and c.method == "hooks/intercept"]
     by_id: dict[str, list[_Crossed]] = {}
     for c in intercepts:
         if c.ident is not None:
             by_id.setdefault(c.ident, []).append(c)
-    received = [(i, e) for i, e in enumerate(record) if e.get("kind") == "received"]
-    for ident in sorted({str(e.get("id")) for _, e in received} | set(by_id)):
+    received: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # id -> its entries
+    replies: dict[str, list[int]] = {}  # id -> positions of its `replied` entries
+    for i, e in enumerate(record):
+        if e.get("kind") == "received":
+            received.setdefault(str(e.get("id")), []).append((i, e))
+        elif e.get("kind") == "replied":
+            replies.setdefault(str(e.get("id")), []).append(i)
+    for ident in sorted(set(received) | set(by_id)):
         crossed = by_id.get(ident, [])
-        mine = [(i, e) for i, e in received if str(e.get("id")) == ident]
+        mine = received.get(ident, [])
         unmatched = list(crossed)
         for position, entry in mine:
             match = next((c for c in unmatched if c.message == entry.get("message")), None)
@@ -136,7 +144,7 @@ def contradictions(
                 continue
             unmatched.remove(match)
             ties[position] = match
-        answered = [c for c in unmatched if c in before and c.status == 200]
+        answered = [c for c in unmatched if before(c)]
         if answered:
             found.append(
                 Contradiction(
@@ -145,10 +153,9 @@ def contradictions(
                     {ident},
                 )
             )
-        replied = [i for i, e in enumerate(record) if e.get("kind") == "replied"]
-        replied = [i for i in replied if str(record[i].get("id")) == ident]
+        replied = replies.get(ident, [])
         if ident in scenario_ids:
-            least = sum(1 for c in crossed if c in before and c.status == 200)
+            least = sum(1 for c in crossed if before(c))
             if len(replied) > len(crossed) or len(replied) < least:
                 found.append(
                     Contradiction(
@@ -174,7 +181,7 @@ def contradictions(
 def _marks(
     record: list[dict[str, Any]],
     wire: list[_Crossed],
-    before: list[_Crossed],
+    before: Callable[[_Crossed], bool],
     ties: dict[int, _Crossed],
 ) -> list[Contradiction]:
     found: list[Contradiction] = []
@@ -189,11 +196,16 @@ def _marks(
     def key(value: dict[str, Any]) -> tuple[str, str, str]:
         return (str(value.get("scenario")), str(value.get("kind")), str(value.get("id")))
 
-    marks = [(i, e) for i, e in enumerate(record) if e.get("kind") in MARKS and "scenario" in e]
-    for wanted in sorted({key(e) for _, e in marks} | {key(c.message) for c in posted}):
-        crossed = sorted((c for c in posted if key(c.message) == wanted), key=lambda c: c.arrived)
-        mine = [i for i, e in marks if key(e) == wanted]
-        least = sum(1 for c in crossed if c in before and c.status == 200)
+    recorded: dict[tuple[str, str, str], list[int]] = {}  # mark -> its record positions
+    for i, e in enumerate(record):
+        if e.get("kind") in MARKS and "scenario" in e:
+            recorded.setdefault(key(e), []).append(i)
+    sent: dict[tuple[str, str, str], list[_Crossed]] = {}  # mark -> its posts, by arrival
+    for c in sorted(posted, key=lambda c: c.arrived):
+        sent.setdefault(key(c.message), []).append(c)
+    for wanted in sorted(set(recorded) | set(sent)):
+        crossed, mine = sent.get(wanted, []), recorded.get(wanted, [])
+        least = sum(1 for c in crossed if before(c))
         scenario, kind, ident = wanted
         if len(mine) > len(crossed) or len(mine) < least:
             found.append(
