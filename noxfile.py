@@ -156,11 +156,7 @@ def schemas(session: nox.Session) -> None:
 def scenarios(session: nox.Session) -> None:
     """Regenerate the scenario files; `-- --check` verifies them byte for byte."""
     _install(session)
-    session.run("python", "tools/generate_scenarios.py", *session.posargs)
-    session.run("python", "tools/generate_lifecycle_scenarios.py", *session.posargs)
-    session.run("python", "tools/generate_catalogue_scenarios.py", *session.posargs)
-    session.run("python", "tools/generate_compaction_scenarios.py", *session.posargs)
-    session.run("python", "tools/generate_elicitation_scenarios.py", *session.posargs)
+    session.run("python", "-m", "interop", "scenarios", *session.posargs)
     _check_scenarios(session)
 
 
@@ -182,11 +178,7 @@ def tests(session: nox.Session) -> None:
     """Everything that proves the project works."""
     _install(session, "requirements-dev.lock")
     session.run("python", "tools/check_conformance.py", "--fixtures", "scenarios/upstream/fixtures")
-    session.run("python", "tools/generate_scenarios.py", "--check")
-    session.run("python", "tools/generate_lifecycle_scenarios.py", "--check")
-    session.run("python", "tools/generate_catalogue_scenarios.py", "--check")
-    session.run("python", "tools/generate_compaction_scenarios.py", "--check")
-    session.run("python", "tools/generate_elicitation_scenarios.py", "--check")
+    session.run("python", "-m", "interop", "scenarios", "--check")
     _check_scenarios(session)
     _build_adapters(session)
     session.run("python", "-m", "interop", "unit-tests")

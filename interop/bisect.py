@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import AdapterDir, ManifestError, load_manifest, manifest_in
-from interop.report.document import rows_of
+from interop.results import rows_of
 from interop.revisions import RevisionError, adapter_dir, git, resolve
 
 GOOD, BAD, SKIP = "good", "bad", "skip"

@@ -20,6 +20,7 @@ from interop.coverage import REQUIREMENTS_FILE
 from interop.coverage.speccheck import requirements_command
 from interop.fuzz.generate import BOUNDARIES
 from interop.fuzz.run import FuzzOptions, load_replay, run_fuzz
+from interop.generate import generate_command
 from interop.grid import AUTH_MODES, TRANSPORTS
 from interop.known import KnownFailures, KnownFailuresError, unmatchable
 from interop.known import load as load_known
@@ -39,11 +40,10 @@ from interop.runner import MatrixOptions, SuiteRun, UsageError, run_matrix, spec
 from interop.runtime import interrupts
 from interop.runtime.context import Timeouts
 from interop.sdks import prepare as sdks_prepare
-from interop.select import FILE_ROW_SUITES, SelectedFiles, Selection, row_tags
+from interop.select import SelectedFiles, Selection, row_tags
 from interop.smoke import smoke
-from interop.suites import SUITES
-from interop.suites.base import ScenarioError
-from interop.suites.core.scenarios import set_name
+from interop.suites import DECLARATIONS, SUITES
+from interop.suites.base import ScenarioError, set_name
 
 
 def _prog() -> str:
@@ -295,6 +295,12 @@ def _parser() -> argparse.ArgumentParser:
     prepare.add_argument("--pins", type=Path, default=ROOT / "sdk-revisions.json", metavar="FILE")
     prepare.add_argument("--into", type=Path, required=True, metavar="DIR")
     prepare.add_argument("--only", nargs="+", metavar="NAME", help="only these SDKs")
+    scenarios = commands.add_parser(
+        "scenarios", help="write every suite's own scenario files (its declared generator)"
+    )
+    scenarios.add_argument(
+        "--check", action="store_true", help="write nothing; 1 unless every file is as written"
+    )
     commands.add_parser(
         "clean",
         help="remove the revisions --adapter-dir PATH@REV exported and built (the cache), "
@@ -609,12 +615,12 @@ def _suite_runs(
     made: list[SelectedFiles] = []  # every trimmed-copy folder, kept or not
     try:
         for name in chosen:
-            suite = SUITES[name]()
-            paths = [p.resolve() for p in (scenarios or suite.default_sets(ROOT))]
+            suite, declared = SUITES[name](), DECLARATIONS[name]
+            paths = [p.resolve() for p in (scenarios or declared.default_sets(ROOT))]
             if not selection.active:
                 runs.append(SuiteRun(name, suite.load_sets(paths), paths=tuple(paths)))
                 continue
-            files = SelectedFiles() if name in FILE_ROW_SUITES else None
+            files = SelectedFiles() if declared.file_rows else None
             if files is not None:
                 made.append(files)
             used = files.select(paths, selection) if files is not None else paths
@@ -718,6 +724,8 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
             return requirements_command(args.spec, args.pinned)
         if args.command == "repro":
             return repro_command(args.bundle.resolve(), args.client)
+        if args.command == "scenarios":
+            return generate_command(args.check)
         if args.command == "sdks":
             return sdks_prepare(args.pins, args.into, args.only)
         if args.command == "clean":

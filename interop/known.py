@@ -54,8 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from interop.jsonvalue import JsonError, load_file
-from interop.report.document import rows_of
-from interop.results import STATUSES, Status, errors_covered
+from interop.results import STATUSES, Status, errors_covered, rows_of
 
 VERSION = 1
 ENTRY_KEYS = ("pattern", "reason", "issue")

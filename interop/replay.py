@@ -19,7 +19,7 @@ from interop.contract.manifest import Adapter
 from interop.jsonvalue import JsonError, load_file
 from interop.results import Status
 from interop.runtime.context import write_json
-from interop.suites.core import CoreSuite
+from interop.suites.core import SUITE, CoreSuite
 from interop.suites.core.verify import verify_set
 
 REPLAY_TIMEOUT = 300.0
@@ -31,7 +31,7 @@ def replay(adapter: Adapter, work: Path) -> list[str]:
     assert command is not None
     suite = CoreSuite()
     problems: list[str] = []
-    for scenario_set in suite.load_sets(suite.default_sets(ROOT)):
+    for scenario_set in suite.load_sets(SUITE.default_sets(ROOT)):
         home = work / f"{adapter.name}-{scenario_set.name}"
         home.mkdir(parents=True)
         config = {

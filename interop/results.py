@@ -715,3 +715,22 @@ def error_table() -> str:
     lines = ["| class | what happened | what to do |", "|---|---|---|"]
     lines += [f"| `{k.name}` | {k.meaning} | {k.action} |" for k in ERRORS.values()]
     return "\n".join(lines)
+
+
+def rows_of(document: dict[str, Any], combination: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every row of one combination, expanded: set, id, status, expected, actual or digest."""
+    suite = combination["suite"]
+    mine = [s for s in document["sets"] if s["suite"] == suite]
+    expected = {s["name"]: {row["id"]: row["expected"] for row in s["rows"]} for s in mine}
+    ids = {s["name"]: [row["id"] for row in s["rows"]] for s in mine}
+    out: list[dict[str, Any]] = []
+    for set_name, result in combination["results"].items():
+        whole = {row["id"]: row for row in result["rows"]}
+        for row_id, digest in zip(ids.get(set_name, []), result["digests"], strict=False):
+            row = whole.get(row_id)
+            if row is None:
+                if digest is None:  # a row of the set this combination never had
+                    continue
+                row = {"id": row_id, "status": "passed", "digest": digest}
+            out.append({"set": set_name, **row, "expected": expected[set_name].get(row_id)})
+    return out

@@ -27,6 +27,7 @@ from typing import Any
 from interop import ROOT, shard
 from interop.contract.manifest import Adapter
 from interop.coverage import coverage, coverage_lines
+from interop.globs import exact
 from interop.grid import Combination, expand
 from interop.known import KnownFailures, row_path
 from interop.known import apply as apply_known
@@ -38,16 +39,14 @@ from interop.runtime import interrupts
 from interop.runtime.context import RunContext, Timeouts, run_context
 from interop.schema import judged_by
 from interop.select import (
-    FILE_ROW_SUITES,
     SelectedFiles,
     Selection,
-    exact,
     restore_origin,
     row_tags,
     trim_description,
     trim_outcome,
 )
-from interop.suites import SUITES
+from interop.suites import DECLARATIONS, SUITES
 from interop.suites.base import Job, ScenarioSets, Suite
 
 NOT_JUDGED = (Status.INAPPLICABLE, Status.NOT_RUN)  # a row the progress line counts apart
@@ -354,7 +353,7 @@ def _restricted(run: SuiteRun, ids: list[str]) -> SuiteRun | None:
     files are not known."""
     selection = Selection(scenarios=tuple(exact(i) for i in ids))
     suite = SUITES[run.name]()
-    if run.name not in FILE_ROW_SUITES:
+    if not DECLARATIONS[run.name].file_rows:
         return SuiteRun(run.name, run.sets, selection, run.tags, None, run.paths)
     if not run.paths:
         return None
@@ -396,7 +395,7 @@ def _recheck(
         if sub is None:
             continue
         made.append(sub)
-        suite: Suite = SUITES[outcome.suite]()
+        suite: Suite[Any] = SUITES[outcome.suite]()
         failing[(outcome.suite, outcome.combination)] = failed
         targets += [Planned(suite, sub, job) for job in suite.plan([outcome.combination], adapters)]
     ctx.capture = True  # the re-runs go through recording relays: wire evidence
@@ -511,7 +510,7 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
     outcomes: list[Outcome] = []
     planned: list[Planned] = []
     for run in options.suites:
-        suite: Suite = SUITES[run.name]()
+        suite: Suite[Any] = SUITES[run.name]()
         rows = run.row_count()
         applicable: list[Combination] = []
         for combination in combinations:
@@ -650,14 +649,14 @@ def _cpu(adapters: dict[str, dict[str, float]]) -> dict[str, Any]:
 class Planned:
     """One job of one suite, as scheduled."""
 
-    suite: Suite
+    suite: Suite[Any]
     run: SuiteRun
     job: Job
 
 
 class Slots:
     """`--jobs` CPU slots, handed out in the jobs' order (longest first): a job waits
-    until its suite's share (`Suite.cpu_share`) is free and every job planned before
+    until its suite's share (`Declaration.cpu_share`) is free and every job planned before
     it has started, so a computing job is never overtaken by lighter ones."""
 
     def __init__(self, total: float) -> None:
@@ -687,8 +686,8 @@ class Slots:
             self._turn.notify_all()
 
 
-def _share(suite: Suite, jobs: int) -> float:
-    return min(max(float(getattr(suite, "cpu_share", 1.0)), 0.05), float(jobs))
+def _share(suite: str, jobs: int) -> float:
+    return min(max(DECLARATIONS[suite].cpu_share, 0.05), float(jobs))
 
 
 def _run_jobs(
@@ -706,7 +705,7 @@ def _run_jobs(
     each job's start and end (seconds since `origin`) to `timeline`, in the order they
     started."""
     slots = Slots(options.jobs)
-    shares = [_share(item.suite, options.jobs) for item in planned]
+    shares = [_share(item.run.name, options.jobs) for item in planned]
     workers = max(1, math.ceil(options.jobs / min(shares, default=1.0)))
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job")
     pending: dict[Future[list[Outcome]], Planned] = {}

@@ -24,10 +24,6 @@ from interop.jsonvalue import JsonError, dumps_canonical, load_file
 from interop.results import Outcome
 from interop.suites.base import set_file
 
-# Suites whose scenario sets are exactly the rows of their files (others send a
-# file's row as part of cases of their own, or build rows from a file).
-FILE_ROW_SUITES = ("core", "lifecycle", "catalogue", "compaction", "elicitation")
-
 
 @dataclass(frozen=True)
 class Selection:
@@ -48,11 +44,6 @@ class Selection:
 
     def as_json(self) -> dict[str, list[str]]:
         return {"scenario": list(self.scenarios), "tag": list(self.tags)}
-
-
-def exact(row_id: str) -> str:
-    """A row id as a `--scenario` pattern that matches only itself."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in row_id)
 
 
 def _rows(document: Any) -> list[Any] | None:

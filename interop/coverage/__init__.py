@@ -38,6 +38,8 @@ from typing import Any
 
 from interop.blame import placed, row_rules
 from interop.coverage.profiles import profile_line, profile_verdicts
+from interop.suites import DECLARATIONS
+from interop.suites.features import SHARED_VOCABULARY, family
 
 REQUIREMENTS_FILE = Path(__file__).with_name("requirements.json")
 
@@ -50,467 +52,30 @@ CANONICAL_FIELDS = frozenset(
     | {"features", "fixtures"}
 )
 OWN_FIELDS = frozenset({"id", "level", "title", "features", "refines", "source"})
-SUITES = ("auth", "catalogue", "compaction", "core", "elicitation", "isolation", "lifecycle")
-TRANSPORTS = ("http", "stdio")
-AUTH_MODES = ("bearer", "mtls", "none", "oauth", "workload")
-
-EVENT_TYPES = (
-    # interceptable (19)
-    "config.change.before",
-    "context.compact.after",
-    "context.compact.before",
-    "model.request.before",
-    "model.response.after",
-    "model.switch.before",
-    "session.start",
-    "task.change.before",
-    "tool.after",
-    "tool.batch.after",
-    "tool.before",
-    "tool.permission.request",
-    "turn.finish.before",
-    "turn.start",
-    "user.elicitation.request",
-    "user.elicitation.result",
-    "user.message.inbound",
-    "user.message.outbound",
-    "workspace.change.before",
-    # observe-only (13)
-    "config.change.after",
-    "file.changed",
-    "hook.failure",
-    "model.error",
-    "model.switch.after",
-    "session.end",
-    "task.change.after",
-    "tool.permission.resolved",
-    "tool.progress",
-    "turn.end",
-    "turn.progress",
-    "user.attention",
-    "workspace.change.after",
-)
-EFFECT_TYPES = ("allow", "ask", "deny", "flow", "inject", "message", "modify", "return")
-MODIFY_TARGETS = (
-    "content",
-    "input",
-    "instructions",
-    "output",
-    "prompt",
-    "request",
-    "response",
-    "summary",
-    "workspace",
-)
-MODIFY_OPERATIONS = ("merge", "replace")
-FLOW_OPERATIONS = ("continue", "stop")
-METHODS = ("hooks/capabilities", "hooks/intercept", "hooks/observe")
-NEGATIVE_CLASSES = (
-    "application-invalid",
-    "capability-invalid",
-    "correlation-invalid",
-    "schema-invalid",
-)
-STEP_OPS = (
-    "accept",
-    "cancel",
-    "emit",
-    "failOpen",
-    "notify",
-    "observe",
-    "rawNotify",
-    "receive",
-    "register",
-    "release",
-    "send",
-    "upload",
-    "wait",
-)
-STATE_SHAPES = ("candidate", "flow", "initial", "omitted", "permission")
-CONTENT_SHAPES = ("attachment", "gap", "message", "metadata", "omit", "text")
-CHAIN_SHAPES = (
-    "fail-closed",
-    "fail-open",
-    "hold-observers",
-    "interrupt",
-    "observer",
-    "observer-fault",
-    "serial",
-    "timeout",
-)
-CATALOGUE_CATEGORIES = ("execution", "lineage", "registration")
-REGISTRATION_SHAPES = (
-    "authentication",
-    "intercept",
-    "literal-credential",
-    "observe",
-    "requirement",
-    "wildcard",
-)
-COMPACTION_SHAPES = ("after-observe-only", "chain", "negative", "observer", "supplied")
-ELICITATION_SHAPES = ("atomic", "correlation", "form", "url")
-ISOLATION_SHAPES = ("cookie", "plain", "redirect", "tls")
-AUTH_SERVER_SHAPES = ("acceptance", "jwt", "refusal")
-AUTH_CLIENT_SHAPES = ("acceptance", "refusal")
 
 
-def _family(prefix: str, names: tuple[str, ...]) -> set[str]:
-    return {f"{prefix}:{name}" for name in names}
+def _vocabulary() -> frozenset[str]:
+    """The shared families, a `suite:` name per suite and each suite's own families."""
+    names = set(SHARED_VOCABULARY) | family("suite", tuple(DECLARATIONS))
+    for declared in DECLARATIONS.values():
+        for prefix, values in declared.feature_families.items():
+            names |= family(prefix, values)
+    return frozenset(names)
 
 
-VOCABULARY: frozenset[str] = frozenset(
-    _family("suite", SUITES)
-    | _family("transport", TRANSPORTS)
-    | _family("auth", AUTH_MODES)
-    | _family("method", METHODS)
-    | _family("event", (*EVENT_TYPES, "unknown"))
-    | _family("effect", (*EFFECT_TYPES, "none", "unknown"))
-    | {f"modify:{t}/{o}" for t in MODIFY_TARGETS for o in MODIFY_OPERATIONS}
-    | {"modify:unknown"}
-    | _family("flow", (*FLOW_OPERATIONS, "unknown"))
-    | _family("state", STATE_SHAPES)
-    | _family("content", CONTENT_SHAPES)
-    | {"envelope:extensions", "version:mismatch"}
-    | _family("negative", NEGATIVE_CLASSES)
-    | _family("op", STEP_OPS)
-    | _family("chain", CHAIN_SHAPES)
-    | _family("catalogue", CATALOGUE_CATEGORIES)
-    | _family("registration", REGISTRATION_SHAPES)
-    | _family("compaction", COMPACTION_SHAPES)
-    | _family("elicitation", ELICITATION_SHAPES)
-    | _family("isolation", ISOLATION_SHAPES)
-    | _family("auth-server", AUTH_SERVER_SHAPES)
-    | _family("auth-client", AUTH_CLIENT_SHAPES)
-)
-
-# Keys of a row that hold answers or proofs (what the harness expects), never what the
-# row sends: features are never read from them.
-_ANSWER_KEYS = frozenset(
-    {"expected", "expectError", "hostExpected", "chainProof", "proof", "inapplicableReason"}
-)
-
-
-# ---------------------------------------------------------------------------------------
-# Features of one row
-
-
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
-    """Every object inside `value`, depth first, skipping the answer keys of a row."""
-    if isinstance(value, dict):
-        yield value
-        for key, child in value.items():
-            if key not in _ANSWER_KEYS:
-                yield from _walk(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _walk(child)
-
-
-def _state_features(params: dict[str, Any]) -> set[str]:
-    if "state" not in params:
-        return {"state:omitted"}
-    state = params["state"]
-    if not isinstance(state, dict):
-        return {"state:omitted"}
-    found: set[str] = set()
-    if state.get("permission", "none") != "none":
-        found.add("state:permission")
-    if state.get("candidate") is not None:
-        found.add("state:candidate")
-    if state.get("flow", "none") != "none":
-        found.add("state:flow")
-    return found or {"state:initial"}
-
-
-def _message_features(message: dict[str, Any]) -> set[str]:
-    """A JSON-RPC request or notification: its method, event type, state, version."""
-    found: set[str] = set()
-    method = message.get("method")
-    if method in METHODS:
-        found.add(f"method:{method}")
-    params = message.get("params")
-    if not isinstance(params, dict):
-        return found
-    if params.get("protocolVersion", "draft") != "draft":
-        found.add("version:mismatch")
-    if isinstance(params.get("extensions"), dict):
-        found.add("envelope:extensions")
-    event = params.get("event")
-    if isinstance(event, dict):
-        kind = event.get("type")
-        found.add(f"event:{kind}" if kind in EVENT_TYPES else "event:unknown")
-        if isinstance(event.get("extensions"), dict):
-            found.add("envelope:extensions")
-    if method == "hooks/intercept":
-        found |= _state_features(params)
-    return found
-
-
-def _effect_features(effect: Any) -> set[str]:
-    if not isinstance(effect, dict) or effect.get("type") not in EFFECT_TYPES:
-        return {"effect:unknown"}
-    kind = effect["type"]
-    found = {f"effect:{kind}"}
-    if kind == "modify":
-        target, operation = effect.get("target"), effect.get("operation")
-        if target in MODIFY_TARGETS and operation in MODIFY_OPERATIONS:
-            found.add(f"modify:{target}/{operation}")
-        else:
-            found.add("modify:unknown")
-    elif kind == "flow":
-        operation = effect.get("operation")
-        found.add(f"flow:{operation}" if operation in FLOW_OPERATIONS else "flow:unknown")
-    return found
-
-
-def _response_features(response: dict[str, Any], sent_version: str = "draft") -> set[str]:
-    """A JSON-RPC response carrying a `result`: its effects (or none), its version."""
-    found: set[str] = set()
-    result = response.get("result")
-    if not isinstance(result, dict):
-        return found
-    if "protocolVersion" in result and result["protocolVersion"] != sent_version:
-        found.add("version:mismatch")
-    if isinstance(result.get("extensions"), dict):
-        found.add("envelope:extensions")
-    effects = result.get("effects")
-    if isinstance(effects, list):
-        if not effects:
-            found.add("effect:none")
-        for effect in effects:
-            found |= _effect_features(effect)
-    return found
-
-
-def _content_features(part: dict[str, Any]) -> set[str]:
-    """A content part (`kind` text or attachment with a `selection`) or a message."""
-    found: set[str] = set()
-    if isinstance(part.get("role"), str) and isinstance(part.get("parts"), list):
-        found.add("content:message")
-    if part.get("kind") in ("text", "attachment") and "selection" in part:
-        found.add(f"content:{part['kind']}")
-        if part["selection"] in ("metadata", "omit"):
-            found.add(f"content:{part['selection']}")
-        if "gap" in part:
-            found.add("content:gap")
-    return found
-
-
-def _wire_features(row: Any) -> set[str]:
-    """What every suite's rows share: the messages, responses and content they carry."""
-    found: set[str] = set()
-    for obj in _walk(row):
-        if obj.get("jsonrpc") is not None and isinstance(obj.get("method"), str):
-            found |= _message_features(obj)
-        elif "result" in obj and ("jsonrpc" in obj or "id" in obj):
-            found |= _response_features(obj)
-        found |= _content_features(obj)
-    return found
-
-
-def _steps(row: dict[str, Any]) -> list[dict[str, Any]]:
-    steps = row.get("steps")
-    return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
-
-
-def _op_features(row: dict[str, Any]) -> set[str]:
-    return {f"op:{s['op']}" for s in _steps(row) if s.get("op") in STEP_OPS}
-
-
-def _subscriptions_features(subscriptions: Any, prefix: str) -> set[str]:
-    """A chain of subscriptions (lifecycle `chain`, compaction `before`/`after`)."""
-    if not isinstance(subscriptions, list):
-        return set()
-    subs = [s for s in subscriptions if isinstance(s, dict)]
-    intercepts = [s for s in subs if s.get("mode") == "intercept"]
-    found: set[str] = set()
-    if len(intercepts) >= 2:
-        found.add(f"{prefix}:serial" if prefix == "chain" else f"{prefix}:chain")
-    if any(s.get("mode") == "observe" for s in subs):
-        found.add(f"{prefix}:observer")
-    if prefix == "chain":
-        for sub in intercepts:
-            if sub.get("failurePolicy") in ("fail-open", "fail-closed"):
-                found.add(f"chain:{sub['failurePolicy']}")
-            if "timeoutMs" in sub:
-                found.add("chain:timeout")
-    return found
-
-
-def _core(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row.get("request"))
-    request = row.get("request")
-    sent = "draft"
-    if isinstance(request, dict) and isinstance(request.get("params"), dict):
-        sent = request["params"].get("protocolVersion", "draft")
-    response = row.get("response")
-    if isinstance(response, dict):
-        found |= _response_features(response, sent)
-        for obj in _walk(response.get("result")):
-            found |= _content_features(obj)
-    # The expectation's kind is the feature here: a row that expects rejection names its
-    # class among its tags (docs/scenarios.md, "The core scenario set").
-    raw_tags = row.get("tags")
-    tags: list[Any] = raw_tags if isinstance(raw_tags, list) else []
-    if row.get("expectError") is True or "negative" in tags:
-        found |= {f"negative:{t}" for t in tags if t in NEGATIVE_CLASSES}
-    return found
-
-
-def _probe(row: dict[str, Any]) -> set[str]:
-    """A receiver probe built in code (lifecycle and catalogue `*-probes` sets): the report
-    carries only its id, whose first word names what it sends."""
-    if set(row) - {"id", "expected"}:
-        return set()
-    head = str(row.get("id", "")).split("-", 1)[0]
-    return {
-        "upload": {"op:upload"},
-        "changed": {"op:upload"},
-        "observe": {"method:hooks/observe"},
-        "capabilities": {"method:hooks/capabilities"},
-    }.get(head, set())
-
-
-def _lifecycle(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row) | _op_features(row) | _probe(row)
-    chain = row.get("chain")
-    if isinstance(chain, dict):
-        found |= _subscriptions_features(chain.get("subscriptions"), "chain")
-        if chain.get("interrupt") is True:
-            found.add("chain:interrupt")
-        if chain.get("holdObservers") is True:
-            found.add("chain:hold-observers")
-    if row.get("observeFaults"):
-        found.add("chain:observer-fault")
-    return found
-
-
-def _registration_features(registration: Any) -> set[str]:
-    found: set[str] = set()
-    hooks = registration.get("hooks") if isinstance(registration, dict) else None
-    for hook in hooks if isinstance(hooks, list) else []:
-        if not isinstance(hook, dict):
-            continue
-        authentication = hook.get("authentication")
-        if isinstance(authentication, dict):
-            found.add("registration:authentication")
-            if "token" in authentication:
-                found.add("registration:literal-credential")
-        subscriptions = hook.get("subscriptions")
-        for sub in subscriptions if isinstance(subscriptions, list) else []:
-            if not isinstance(sub, dict):
-                continue
-            if sub.get("mode") in ("intercept", "observe"):
-                found.add(f"registration:{sub['mode']}")
-            events = sub.get("events")
-            if isinstance(events, list) and any(isinstance(e, str) and "*" in e for e in events):
-                found.add("registration:wildcard")
-    return found
-
-
-def _catalogue(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row) | _op_features(row) | _probe(row)
-    if row.get("category") in CATALOGUE_CATEGORIES:
-        found.add(f"catalogue:{row['category']}")
-    for step in _steps(row):
-        if step.get("op") == "register":
-            # a registration is judged against the manifest discovered with hooks/capabilities
-            found.add("method:hooks/capabilities")
-            found |= _registration_features(step.get("registration"))
-            if step.get("requirements"):
-                found.add("registration:requirement")
-    return found
-
-
-def _compaction(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row)
-    if "negative" in row:
-        found.add("compaction:negative")
-    for boundary in ("before", "after"):
-        found |= _subscriptions_features(row.get(boundary), "compaction")
-    if row.get("afterObserveOnly") is True:
-        found.add("compaction:after-observe-only")
-    sequences = row.get("responseSequences")
-    before = sequences.get("before") if isinstance(sequences, dict) else None
-    if "effect:return" in _wire_features(before):
-        found.add("compaction:supplied")
-    return found
-
-
-def _elicitation(row: dict[str, Any]) -> set[str]:
-    found = _wire_features(row) | _op_features(row)
-    if "atomic" in row:
-        found.add("elicitation:atomic")
-    for obj in _walk(row):
-        elicitation = obj.get("elicitation")
-        if isinstance(elicitation, dict) and elicitation.get("mode") in ("form", "url"):
-            found.add(f"elicitation:{elicitation['mode']}")
-    sent = [
-        s["message"]["params"]["event"]
-        for s in _steps(row)
-        if isinstance(s.get("message"), dict)
-        and isinstance(s["message"].get("params"), dict)
-        and isinstance(s["message"]["params"].get("event"), dict)
-    ]
-    if any(e.get("type") == "user.elicitation.result" and "parentEventId" in e for e in sent):
-        found.add("elicitation:correlation")
-    return found
-
-
-def _isolation(row: dict[str, Any]) -> set[str]:
-    from interop.suites.isolation.scenarios import CASES
-
-    found = _wire_features(row) | _op_features(row)
-    case = next((c for c in CASES if c.id == row.get("id")), None)
-    if case is not None:
-        found.add(f"isolation:{case.origin}")
-        if case.cookie:
-            found.add("isolation:cookie")
-    return found
-
-
-def _auth(row: dict[str, Any]) -> set[str]:
-    """An auth row is `profile/case@route` (server probes) or `profile/case` (client
-    refusals); its case table (interop/suites/auth/cases.py) says whether it is a negative."""
-    from interop.suites.auth.cases import CASES
-
-    row_id = str(row.get("id", ""))
-    name, _, route = row_id.partition("/")[2].partition("@")
-    if route:
-        found = {"method:hooks/intercept" if route == "intercept" else "method:hooks/capabilities"}
-        case = next((c for c in CASES if c.name == name), None)
-        negative = case.negative if case is not None else name != "positive-control"
-        found.add("auth-server:refusal" if negative else "auth-server:acceptance")
-        if name.startswith("jwt-"):
-            found.add("auth-server:jwt")
-        return found
-    # a client row: the expectation's kind (a refusal) is the feature
-    expected = row.get("expected")
-    refused = isinstance(expected, dict) and "reached" in expected
-    return {
-        "method:hooks/intercept",
-        "auth-client:refusal" if refused else "auth-client:acceptance",
-    }
-
-
-_BY_SUITE = {
-    "auth": _auth,
-    "catalogue": _catalogue,
-    "compaction": _compaction,
-    "core": _core,
-    "elicitation": _elicitation,
-    "isolation": _isolation,
-    "lifecycle": _lifecycle,
-}
+VOCABULARY: frozenset[str] = _vocabulary()
 
 
 def features(suite: str, row: dict[str, Any]) -> set[str]:
-    """The features `row` (a raw scenario-file row of `suite`) exercises, `suite:` included.
-    The combination's `transport:` and `auth:` are added by `coverage`, not here."""
-    derive = _BY_SUITE.get(suite)
-    found = {f"suite:{suite}"} if suite in SUITES else set()
-    if derive is not None:
-        found |= derive(row)
+    """The features `row` (a raw scenario-file row of `suite`) exercises, `suite:` included
+    (its suite's `Declaration.features`). The combination's `transport:` and `auth:` are
+    added by `coverage`, not here."""
+    declared = DECLARATIONS.get(suite)
+    if declared is None:
+        return set()
+    found = {f"suite:{suite}"}
+    if declared.features is not None:
+        found |= declared.features(row)
     return found & VOCABULARY
 
 
@@ -587,13 +152,6 @@ def _file_rows(path: Path) -> dict[str, dict[str, Any]]:
     return {str(r["id"]): r for r in rows if isinstance(r, dict) and "id" in r}
 
 
-def _isolation_rows(path: Path) -> dict[str, dict[str, Any]]:
-    """The isolation suite derives its rows in code from one lifecycle row of `path`."""
-    from interop.suites.isolation.scenarios import load_sets
-
-    return {case.id: case.raw for found in load_sets([path]) for case in found.cases}
-
-
 def _set_rows(
     suite: str, entry: dict[str, Any], root: Path, notes: list[str]
 ) -> dict[str, dict[str, Any]]:
@@ -612,7 +170,8 @@ def _set_rows(
         notes.append(f"{name}: {entry.get('file')} is missing; its rows are skipped")
         return {}
     try:
-        rows = _isolation_rows(path) if suite == "isolation" else _file_rows(path)
+        derived = DECLARATIONS[suite].derived_rows if suite in DECLARATIONS else None
+        rows = derived(path) if derived is not None else _file_rows(path)
     except (ValueError, KeyError, OSError) as problem:
         notes.append(f"{name}: {entry.get('file')} unreadable ({problem}); its rows are skipped")
         return {}

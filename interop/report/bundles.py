@@ -34,8 +34,9 @@ from typing import Any
 from interop import ROOT
 from interop.contract.manifest import Adapter
 from interop.coverage import charges_of
+from interop.globs import exact
 from interop.redact import Redactor
-from interop.select import FILE_ROW_SUITES, exact
+from interop.suites import DECLARATIONS
 
 LIMIT = 200  # bundles per run
 
@@ -91,7 +92,7 @@ def rerun_argv(
     for described in document.get("sets", []):
         if described["suite"] == suite and described["name"] == row["set"]:
             file = str(described.get("file", ""))
-            if suite in FILE_ROW_SUITES and file.endswith(".json"):
+            if suite in DECLARATIONS and DECLARATIONS[suite].file_rows and file.endswith(".json"):
                 argv += ["--scenarios", str((ROOT / file).resolve())]
     argv += ["--scenario", exact(str(row["id"]))]
     argv += ["--clients", str(combination["client"]), "--servers", str(combination["server"])]

@@ -46,8 +46,8 @@ from typing import Any
 
 from interop.jsonvalue import dumps_compact
 from interop.known import row_path
-from interop.report.document import REPORT_VERSION, rows_of
-from interop.results import Status, digest
+from interop.report.document import REPORT_VERSION
+from interop.results import Status, digest, rows_of
 
 FAILING = (Status.FAILED, Status.KNOWN_FAILING, Status.FLAKY)
 

@@ -29,8 +29,9 @@ from urllib.parse import quote
 
 from interop import ROOT
 from interop.coverage import charges_of
-from interop.report.document import rows_of
 from interop.report.terminal import judging, rerun_command
+from interop.results import rows_of
+from interop.suites import DECLARATIONS
 
 LOG_TAIL = 40  # lines of each log embedded per combination
 LOG_LINE = 2000  # characters kept of one log line
@@ -966,7 +967,7 @@ def _data(
                 raw = (loaded[si] or {}).get(str(row["id"]))
                 shown: dict[str, Any] = {"expected": row.get("expected")}
                 if isinstance(raw, dict):
-                    if suite == "core" and "request" in raw:
+                    if _exchange_rows(suite) and "request" in raw:
                         shown["kind"] = "core"
                         shown["row"] = {
                             k: raw[k] for k in ("request", "response", "tags") if k in raw
@@ -1120,3 +1121,9 @@ def build_html(
     parts.append(f"<script type='application/json' id='report-data'>{_json_script(data)}</script>")
     parts.append(f"<script>{_SCRIPT}</script></body></html>\n")
     return "".join(parts).encode("utf-8")
+
+
+def _exchange_rows(suite: str) -> bool:
+    """Whether a suite's row is one request and its response (shown as such)."""
+    declared = DECLARATIONS.get(suite)
+    return declared is not None and declared.exchange_rows

@@ -20,7 +20,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from interop.jsonvalue import dumps_compact
-from interop.report.document import rows_of
+from interop.results import rows_of
 
 SKIPPED = ("unsupported", "inapplicable", "not-run")
 KNOWN = "known-failing"

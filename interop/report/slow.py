@@ -8,11 +8,11 @@ out: the same client started as often) and the ratio are the server's, as the
 median over its clients; a client's are found the same way over the servers it
 met. A side is **slow** when it costs at least `EXCESS_MS` a row more than its
 peers and `RATIO` times their time: the time is its own, not the machine's (its
-peers ran the same rows on the same machine in the same run). Only the core suite is
-timed (`TIMED`), in combinations of at least `MIN_ROWS` rows: there one client
-process runs a set and a row is one exchange, while the later suites start a
-process per set or per row, whose start-up (Python's and Node's take 100 ms and
-more) would pass for a slow side.
+peers ran the same rows on the same machine in the same run). Only suites that
+declare `timed_rows` (the core suite) are timed, in combinations of at least
+`MIN_ROWS` rows: there one client process runs a set and a row is one exchange,
+while the step suites start a process per set or per row, whose start-up (Python's
+and Node's take 100 ms and more) would pass for a slow side.
 
 The figures go into the timings file (`perRow`, `slowSides`); a slow side is a
 warning in the terminal with its likely causes, never a failure (speed is not a
@@ -25,11 +25,11 @@ import statistics
 from typing import Any
 
 from interop.results import Outcome, Status
+from interop.suites import DECLARATIONS
 
 EXCESS_MS = 10.0  # on loopback a row is a round trip: well under a millisecond
 RATIO = 1.5
 MIN_ROWS = 8  # a combination with fewer rows is not timed a row (start-ups dominate)
-TIMED = ("core",)  # one client process a set, one exchange a row: a row is a round trip
 RAN = (Status.PASSED, Status.FAILED, Status.KNOWN_FAILING, Status.FLAKY)
 
 CAUSES = {
@@ -50,7 +50,8 @@ def _ran(outcomes: list[Outcome]) -> dict[tuple[str, str, str, str, str], tuple[
     """(suite, transport, auth, client, server) -> (seconds, rows run)."""
     found: dict[tuple[str, str, str, str, str], tuple[float, int]] = {}
     for outcome in outcomes:
-        if outcome.suite not in TIMED:
+        declared = DECLARATIONS.get(outcome.suite)
+        if declared is None or not declared.timed_rows:
             continue
         ran = sum(1 for r in outcome.rows if r.status in RAN)
         if ran < MIN_ROWS or outcome.seconds <= 0:

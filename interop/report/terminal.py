@@ -15,7 +15,7 @@ from typing import Any
 
 from interop.coverage import charges_of
 from interop.report.bundles import command_of
-from interop.report.document import rows_of
+from interop.results import rows_of
 
 SHOWN = 8  # distinct failures printed per kind before "... and N more"
 

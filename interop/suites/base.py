@@ -186,18 +186,17 @@ class ScenarioSets(Protocol):
     def row_count(self) -> int: ...
 
 
-class Suite(Protocol):
+SetsT = TypeVar("SetsT", bound=ScenarioSets)
+Done = Callable[[Outcome], None]  # told of each combination as it finishes
+
+
+class Suite(Protocol[SetsT]):
+    """What a suite's class does; what it is (its name, commands, cost, default sets,
+    coverage) is its `Declaration` (interop/suites/declaration.py)."""
+
     name: str
-    # adapter.json command keys this suite runs (e.g. ("client", "server"))
-    command_keys: tuple[str, ...]
-    # the CPU one of its jobs keeps busy, on average: a job holds this share of one
-    # `--jobs` slot while it runs (1.0: it computes; 0.5: it mostly waits on deadlines,
-    # process starts and handshakes, so two run per slot). Measured: docs/bench.md.
-    cpu_share: float
 
-    def default_sets(self, root: Path) -> list[Path]: ...
-
-    def load_sets(self, paths: list[Path]) -> ScenarioSets:
+    def load_sets(self, paths: list[Path]) -> SetsT:
         """Load and check the suite's files; a problem raises ScenarioError naming the file."""
         ...
 
@@ -211,18 +210,13 @@ class Suite(Protocol):
         self,
         job: Job,
         ctx: RunContext,
-        sets: Any,
+        sets: SetsT,
         adapters: dict[str, Adapter],
-        done: Any = None,
+        done: Done | None = None,
     ) -> list[Outcome]:
         """Run one job over the sets `load_sets` returned; call `done(outcome)` as each
         combination finishes."""
         ...
-
-
-def weight(adapter: Adapter) -> float:
-    """An adapter's relative cost per row (manifest `extensions.weight`, default 1)."""
-    return adapter.weight
 
 
 def set_file(path: Path) -> str:
@@ -233,3 +227,10 @@ def set_file(path: Path) -> str:
         return str(resolved.relative_to(ROOT))
     except ValueError:
         return str(resolved)
+
+
+def set_name(path: Path) -> str:
+    """The set a file holds, by default: its name without `.json`, or its folder's name
+    for a file named `scenarios.json` (`scenarios/core.json` is `core`;
+    `scenarios/upstream/scenarios.json` is `upstream`)."""
+    return path.parent.name if path.stem == "scenarios" else path.stem

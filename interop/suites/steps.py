@@ -222,7 +222,8 @@ def refusing_port() -> socket.socket:
 
 
 STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
-COMMANDS = ("lifecycleClient", "lifecycleServer")
+# the step engine's commands, by upstream's names
+STEP_COMMANDS = ("lifecycleClient", "lifecycleServer")
 
 
 def stdio_auth_none(combination: Combination) -> str | None:
@@ -258,7 +259,7 @@ def run_sets(
     started = time.monotonic()
     missing = [
         f"{name} has no {key!r} command"
-        for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
+        for name, key in zip((combination.client, combination.server), STEP_COMMANDS, strict=True)
         if adapters[name].command(key) is None and not by_convention(adapters[name])
     ]
     for scenario_set in sets:

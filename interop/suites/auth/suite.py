@@ -114,11 +114,6 @@ CLIENT_ROWS: tuple[tuple[str, Any], ...] = (
 
 class AuthSuite:
     name = "auth"
-    cpu_share = 0.5
-    command_keys: tuple[str, ...] = ("client", "server")
-
-    def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "core.json"]
 
     def load_sets(self, paths: list[Path]) -> AuthSets:
         return AuthSets(paths[:1])

@@ -31,6 +31,7 @@ from interop.suites.catalogue.scenarios import (
 )
 from interop.suites.catalogue.verify import verify_set
 from interop.suites.steps import (
+    STEP_COMMANDS,
     contract_v1,
     one_job_each,
     run_step_client,
@@ -40,7 +41,6 @@ from interop.suites.steps import (
 )
 
 Done = Callable[[Outcome], None]
-COMMANDS = ("lifecycleClient", "lifecycleServer")
 RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
 
 
@@ -125,13 +125,6 @@ def _parents(row: CatalogueScenario) -> list[str]:
 
 class CatalogueSuite:
     name = "catalogue"
-    cpu_share = 1.0
-    command_keys: tuple[str, ...] = COMMANDS
-
-    def default_sets(self, root: Path) -> list[Path]:
-        ours = root / "scenarios" / "catalogue.json"
-        upstream = root / "scenarios" / "upstream" / "catalogue-scenarios.json"
-        return [ours, upstream] if ours.exists() else [upstream]
 
     def load_sets(self, paths: list[Path]) -> CatalogueSets:
         return load_sets(paths)
@@ -155,7 +148,9 @@ class CatalogueSuite:
         started = time.monotonic()
         missing = [
             f"{name} has no {key!r} command"
-            for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
+            for name, key in zip(
+                (combination.client, combination.server), STEP_COMMANDS, strict=True
+            )
             if adapters[name].command(key) is None
         ]
         probed = False

@@ -1,5 +1,25 @@
 """The compaction suite (docs/COMPACTION.md)."""
 
-from interop.suites.compaction.suite import CompactionSuite
+from __future__ import annotations
 
-__all__ = ["CompactionSuite"]
+from interop.suites.compaction import features
+from interop.suites.compaction.suite import CompactionSuite
+from interop.suites.declaration import Declaration, DeclaredSet
+from interop.suites.steps import STEP_COMMANDS
+
+SUITE = Declaration(
+    name="compaction",
+    order=60,
+    summary="context.compact.before/after as two chains: summaries, failures",
+    suite=CompactionSuite,
+    command_keys=STEP_COMMANDS,
+    cpu_share=0.5,
+    sets=(DeclaredSet("scenarios/compaction.json"), DeclaredSet("scenarios/compaction-host.json")),
+    scenario_schema="compaction",
+    generator="tools/generate_compaction_scenarios.py",
+    file_rows=True,
+    features=features.row_features,
+    feature_families={"compaction": features.SHAPES},
+)
+
+__all__ = ["SUITE", "CompactionSuite"]

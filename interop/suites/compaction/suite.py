@@ -32,7 +32,6 @@ from interop.suites.compaction.scenarios import (
 )
 from interop.suites.compaction.verify import verify_set
 from interop.suites.steps import (
-    COMMANDS,
     one_job_each,
     refusing_port,
     reported_entries,
@@ -50,11 +49,6 @@ RECEIPTS = "lifecycle-control.schema.json#/$defs/receipts"
 
 class CompactionSuite:
     name = "compaction"
-    cpu_share = 0.5
-    command_keys: tuple[str, ...] = COMMANDS
-
-    def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "compaction.json", root / "scenarios" / "compaction-host.json"]
 
     def load_sets(self, paths: list[Path]) -> CompactionSets:
         return load_sets(paths)

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from interop.jsonvalue import JsonError, load_file
-from interop.suites.base import MergeableSet, ScenarioError, merged_runs, set_file, write_set_file
+from interop.suites.base import (
+    MergeableSet,
+    ScenarioError,
+    merged_runs,
+    set_file,
+    set_name,
+    write_set_file,
+)
 
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
@@ -63,11 +70,6 @@ class ScenarioSet(MergeableSet):
         return write_set_file(
             path, self.document, self.document["scenarios"], owner=self, variant=("full",)
         )
-
-
-def set_name(path: Path) -> str:
-    """`scenarios/core.json` is `core`; `scenarios/upstream/scenarios.json` is `upstream`."""
-    return path.parent.name if path.stem == "scenarios" else path.stem
 
 
 MAX_EXACT = 2**53 - 1  # the I-JSON profile of RFC 7493 (docs/scenarios.md, "Numbers")

@@ -43,17 +43,9 @@ STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 
 class CoreSuite:
     name = "core"
-    cpu_share = 1.0
-    command_keys: tuple[str, ...] = ("client", "server")
 
     def __init__(self) -> None:
         self._files: dict[tuple[str, str, bool], Path] = {}
-
-    def default_sets(self, root: Path) -> list[Path]:
-        return [
-            root / "scenarios" / "core.json",
-            root / "scenarios" / "upstream" / "scenarios.json",
-        ]
 
     def load_sets(self, paths: list[Path]) -> CoreSets:
         return load_sets(paths)

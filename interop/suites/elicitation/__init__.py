@@ -1,5 +1,25 @@
 """The elicitation suite (docs/ELICITATION.md)."""
 
-from interop.suites.elicitation.suite import ElicitationSuite
+from __future__ import annotations
 
-__all__ = ["ElicitationSuite"]
+from interop.suites.declaration import Declaration, DeclaredSet
+from interop.suites.elicitation import features
+from interop.suites.elicitation.suite import ElicitationSuite
+from interop.suites.steps import STEP_COMMANDS
+
+SUITE = Declaration(
+    name="elicitation",
+    order=70,
+    summary="MCP elicitation bodies checked by receivers; atomic host effects",
+    suite=ElicitationSuite,
+    command_keys=STEP_COMMANDS,
+    cpu_share=1.0,
+    sets=(DeclaredSet("scenarios/elicitation.json"),),
+    scenario_schema="elicitation",
+    generator="tools/generate_elicitation_scenarios.py",
+    file_rows=True,
+    features=features.row_features,
+    feature_families={"elicitation": features.SHAPES},
+)
+
+__all__ = ["SUITE", "ElicitationSuite"]

@@ -27,7 +27,6 @@ from interop.suites.elicitation import upstream
 from interop.suites.elicitation.scenarios import ElicitationSet, ElicitationSets, load_sets
 from interop.suites.elicitation.verify import verify_set
 from interop.suites.steps import (
-    COMMANDS,
     one_job_each,
     run_sets,
     run_step_client,
@@ -45,11 +44,6 @@ UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
 class ElicitationSuite:
     name = "elicitation"
-    cpu_share = 1.0
-    command_keys: tuple[str, ...] = COMMANDS
-
-    def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "elicitation.json"]
 
     def load_sets(self, paths: list[Path]) -> ElicitationSets:
         return load_sets(paths)

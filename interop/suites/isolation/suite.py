@@ -50,7 +50,7 @@ from interop.suites.isolation.scenarios import (
     load_sets,
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
-from interop.suites.steps import keep_stdio_frames, stdio_auth_none
+from interop.suites.steps import STEP_COMMANDS, keep_stdio_frames, stdio_auth_none
 from interop.suites.wire import (
     Contradiction,
     mark_rows,
@@ -60,7 +60,6 @@ from interop.suites.wire import (
 from interop.trust import Authority, redact_key
 
 Done = Callable[[Outcome], None]
-COMMANDS = ("lifecycleClient", "lifecycleServer")
 UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
 CAPTURE_PATH = "/capture"
 COOKIE_NAME = "ahp-isolation"
@@ -87,11 +86,6 @@ V1_TLS = (
 
 class IsolationSuite:
     name = "isolation"
-    cpu_share = 0.5
-    command_keys: tuple[str, ...] = COMMANDS
-
-    def default_sets(self, root: Path) -> list[Path]:
-        return [root / "scenarios" / "upstream" / "lifecycle-scenarios.json"]
 
     def load_sets(self, paths: list[Path]) -> IsolationSets:
         return load_sets(paths)
@@ -118,7 +112,9 @@ class IsolationSuite:
         started = time.monotonic()
         missing = [
             f"{name} has no {key!r} command"
-            for name, key in zip((combination.client, combination.server), COMMANDS, strict=True)
+            for name, key in zip(
+                (combination.client, combination.server), STEP_COMMANDS, strict=True
+            )
             if adapters[name].command(key) is None
         ]
         for isolation_set in sets:

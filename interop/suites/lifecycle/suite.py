@@ -52,18 +52,6 @@ UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
 class LifecycleSuite:
     name = "lifecycle"
-    cpu_share = 0.5
-    command_keys: tuple[str, ...] = ("lifecycleClient", "lifecycleServer")
-
-    def default_sets(self, root: Path) -> list[Path]:
-        ours = root / "scenarios" / "lifecycle.json"
-        upstream = root / "scenarios" / "upstream"
-        paths = [ours] if ours.exists() else []
-        return [
-            *paths,
-            upstream / "lifecycle-scenarios.json",
-            upstream / "observation-chain-scenarios.json",
-        ]
 
     def load_sets(self, paths: list[Path]) -> LifecycleSets:
         return load_sets(paths)
