@@ -701,6 +701,20 @@ def _whole_grid(
     )
 
 
+def _known_suites(adapters: dict[str, Adapter]) -> None:
+    """Every suite an adapter's manifest names (extensions.suites, extensions.roles) is
+    a suite of this harness: a misspelt name would otherwise leave a suite unrun."""
+    for adapter in adapters.values():
+        named = [("extensions.suites", s) for s in adapter.suites or ()]
+        named += [("extensions.roles", s) for s in adapter.roles or {} if s != "*"]
+        for field, suite in named:
+            if suite not in DECLARATIONS:
+                raise UsageError(
+                    f"{adapter.manifest or adapter.directory}: {field} names {suite!r}, which is "
+                    f"no suite of this harness (the suites: {', '.join(DECLARATIONS)})"
+                )
+
+
 def _shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -740,6 +754,7 @@ def _main(args: argparse.Namespace, raw: list[str]) -> int:
         ]
         extra = [] if args.command == "smoke" else list(args.adapter_dir)
         adapters = discover(args.adapters_root, extra)
+        _known_suites(adapters)
         if args.command == "fuzz":
             return _fuzz(args, adapters, raw[1:])
         if args.command == "build":
