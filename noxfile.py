@@ -168,6 +168,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("lint-imports", "--no-cache")  # the layers: pyproject.toml [tool.importlinter]
     _lint_adapters(session)
     workflows = sorted(map(str, WORKFLOWS.glob("*.yml")))
     session.run(_actionlint(session), "-no-color", *workflows, external=True)
