@@ -9,6 +9,7 @@ the run, may probe the running server, then stops it with `stop_server`.
 from __future__ import annotations
 
 import json
+import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable
@@ -26,6 +27,39 @@ from interop.runtime.receipts import stdio_frames
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.wire import Contradiction, mark_rows, read_against_wire, stdio_contradictions
+
+# The upload listener's credential, and a stranger's (refused), handed to clients by name.
+UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
+UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
+Ready = Callable[[Server, Relays], "Path | None"]
+
+
+@dataclass(frozen=True)
+class UploadCredentials:
+    """A set's upload token and a stranger's, made for the run and redacted from its
+    output; `env` hands both to the client, `block()` is its config's upload block."""
+
+    token: str
+    stranger: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {UPLOAD_TOKEN_ENV: self.token, UNAUTHORIZED_TOKEN_ENV: self.stranger}
+
+    def block(self) -> dict[str, Any]:
+        """A fresh upload block (its `endpoint` is set once the server is up)."""
+        return {
+            "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
+            "timeoutMs": 5000,
+            "maxBytes": 1048576,
+        }
+
+
+def upload_credentials(ctx: RunContext) -> UploadCredentials:
+    made = UploadCredentials(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
+    for secret in (made.token, made.stranger):
+        ctx.redactor.add(secret)
+    return made
 
 
 @dataclass
@@ -65,10 +99,15 @@ def run_step_client(
     server_extra: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
     upload: dict[str, Any] | None = None,
+    request_ids: set[str] | None = None,
+    ready: Ready | None = None,
 ) -> StepRun:
     """`upload`, when given, is the client config's upload block: over HTTP its
     `endpoint` is set from the server's readiness (a server without one fails to
-    start); over stdio the client reads it from the readiness itself."""
+    start); over stdio the client reads it from the readiness itself. `request_ids`
+    are the ids the rows send (a recheck holds the record of those to the wire).
+    `ready(server, relays)`, over HTTP, runs once the server is up and before the
+    client starts: it may add to `extra` and return another client file."""
     client, server_adapter = adapters[combination.client], adapters[combination.server]
     stage = f"client[{set_name}]"
     server_extra = {**(server_extra or {}), "suite": suite}
@@ -108,6 +147,8 @@ def run_step_client(
         )
         if upload is not None:
             upload["endpoint"] = relays.upload
+        if ready is not None:
+            client_file = ready(server, relays) or client_file
         try:
             step.run = run_client(
                 ctx,
@@ -124,7 +165,12 @@ def run_step_client(
             )
         finally:
             step.entries, receipt_errors, step.contradictions = read_against_wire(
-                ctx, relays, lambda: server.entries(receipts_schema), combination.key, set_name
+                ctx,
+                relays,
+                lambda: server.entries(receipts_schema),
+                combination.key,
+                set_name,
+                request_ids,
             )
         if receipt_errors and server.exit_description() is not None:
             receipt_errors = [
@@ -239,6 +285,12 @@ def one_job_each(combinations: list[Combination], adapters: dict[str, Adapter]) 
     return sorted(jobs, key=lambda job: -job.cost)
 
 
+def row_set(scenario_set: Any, row_id: str) -> str:
+    """The set a row belongs to: its own set's name in a merged run (`MergeableSet`)."""
+    origin = getattr(scenario_set, "origin", None)
+    return str(origin(row_id)) if origin is not None else str(scenario_set.name)
+
+
 def run_sets(
     suite: str,
     job: Job,
@@ -249,11 +301,14 @@ def run_sets(
     done: Callable[[Outcome], None] | None = None,
     *,
     by_convention: Callable[[Adapter], bool] = lambda _adapter: False,
+    finish: Callable[[Outcome, list[str]], None] | None = None,
 ) -> list[Outcome]:
     """One combination's run of a step suite: `run_set(outcome, combination, set)` per
-    scenario set; every row unsupported when an adapter lacks the lifecycle commands
-    (unless the suite runs that adapter `by_convention`, e.g. a contract v1 SDK's own
-    non-core adapter); an interrupt stops before the next set."""
+    scenario set (a merged run's rows each under their own set); every row unsupported
+    when an adapter lacks the step commands (unless the suite runs that adapter
+    `by_convention`, e.g. a contract v1 SDK's own non-core adapter); an interrupt stops
+    before the next set. `finish(outcome, missing)` ends the combination's run (e.g.
+    its receiver probes' rows), told which commands were missing."""
     combination = job.combinations[0]
     outcome = Outcome(suite, combination)
     started = time.monotonic()
@@ -266,7 +321,7 @@ def run_sets(
         if missing:
             outcome.rows += [
                 RowVerdict(
-                    scenario_set.name,
+                    row_set(scenario_set, s.id),
                     s.id,
                     Status.UNSUPPORTED,
                     s.expected,
@@ -279,6 +334,8 @@ def run_sets(
             outcome.errors.append(CombinationError("run", "Cancelled", "the run was interrupted"))
             break
         run_set(outcome, combination, scenario_set)
+    if finish is not None:
+        finish(outcome, missing)
     outcome.seconds = time.monotonic() - started
     if done is not None:
         done(outcome)

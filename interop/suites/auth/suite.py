@@ -33,9 +33,8 @@ from interop.suites.auth import verify
 from interop.suites.auth.cases import CASES, Material, applicable, extra_certificates
 from interop.suites.auth.peers import Capture
 from interop.suites.auth.wire import Observation, probe
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 
-Done = Callable[[Outcome], None]
 PROFILES = ("strict", "compat")
 OURS_ONLY = (
     "a rule of our contract only (docs/CONTRACT.md, 'Authentication and TLS'), neither the "

@@ -12,16 +12,14 @@ unsupported.
 from __future__ import annotations
 
 import functools
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import CombinationError, Outcome, RowVerdict, Status
+from interop.results import Outcome, Status
 from interop.runtime.context import RunContext
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 from interop.suites.catalogue import probes
 from interop.suites.catalogue.scenarios import (
     CatalogueScenario,
@@ -31,16 +29,15 @@ from interop.suites.catalogue.scenarios import (
 )
 from interop.suites.catalogue.verify import verify_set
 from interop.suites.steps import (
-    STEP_COMMANDS,
     contract_v1,
     one_job_each,
+    run_sets,
     run_step_client,
     run_v1_set,
     stdio_auth_none,
     stop_server,
 )
 
-Done = Callable[[Outcome], None]
 RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
 
 
@@ -144,65 +141,44 @@ class CatalogueSuite:
         done: Done | None = None,
     ) -> list[Outcome]:
         combination = job.combinations[0]
-        outcome = Outcome(self.name, combination)
-        started = time.monotonic()
-        missing = [
-            f"{name} has no {key!r} command"
-            for name, key in zip(
-                (combination.client, combination.server), STEP_COMMANDS, strict=True
-            )
-            if adapters[name].command(key) is None
-        ]
-        probed = False
         v1 = contract_v1(combination, adapters)
-        for scenario_set in sets.runs(apart=v1):
-            if missing:
-                outcome.rows += [
-                    RowVerdict(
-                        scenario_set.origin(s.id),
-                        s.id,
-                        Status.UNSUPPORTED,
-                        s.expected,
-                        error="; ".join(missing),
-                    )
-                    for s in scenario_set.scenarios
-                ]
-                continue
-            if ctx.cancelled.is_set():
-                outcome.errors.append(
-                    CombinationError("run", "Cancelled", "the run was interrupted")
-                )
-                break
-            if v1:
-                probed = run_v1_set(
-                    ctx,
-                    outcome,
-                    scenario_set,
-                    lambda out, chosen, seen: self._run_set(
-                        ctx, out, combination, chosen, adapters, seen
-                    ),
-                    probed,
-                    extension=functools.partial(
-                        _needs, scenario_set=scenario_set, server=adapters[combination.server]
-                    ),
-                    together=dependency_groups,
-                )
-            else:
-                probed = self._run_set(ctx, outcome, combination, scenario_set, adapters, probed)
-        if missing:
-            outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
-        elif combination.transport != "http":
-            outcome.rows += probes.skipped(Status.INAPPLICABLE, "the receiver is probed over HTTP")
-        elif not probed:
-            outcome.rows += probes.skipped(
-                Status.NOT_RUN,
-                "the combination's server was not running after any of its sets, so it "
-                "was never probed",
+        probed = False  # the receiver is probed once per combination
+
+        def run_set(outcome: Outcome, combination: Combination, chosen: CatalogueSet) -> None:
+            nonlocal probed
+            if not v1:
+                probed = self._run_set(ctx, outcome, combination, chosen, adapters, probed)
+                return
+            probed = run_v1_set(
+                ctx,
+                outcome,
+                chosen,
+                lambda out, subset, seen: self._run_set(
+                    ctx, out, combination, subset, adapters, seen
+                ),
+                probed,
+                extension=functools.partial(
+                    _needs, scenario_set=chosen, server=adapters[combination.server]
+                ),
+                together=dependency_groups,
             )
-        outcome.seconds = time.monotonic() - started
-        if done is not None:
-            done(outcome)
-        return [outcome]
+
+        def finish(outcome: Outcome, missing: list[str]) -> None:
+            if missing:
+                outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
+            elif combination.transport != "http":
+                outcome.rows += probes.skipped(
+                    Status.INAPPLICABLE, "the receiver is probed over HTTP"
+                )
+            elif not probed:
+                outcome.rows += probes.skipped(
+                    Status.NOT_RUN,
+                    "the combination's server was not running after any of its sets, so it "
+                    "was never probed",
+                )
+
+        runs = sets.runs(apart=v1)
+        return run_sets(self.name, job, ctx, runs, adapters, run_set, done, finish=finish)
 
     def _run_set(
         self,

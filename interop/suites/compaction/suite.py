@@ -12,7 +12,6 @@ its convention (suites/compaction/upstream.py).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import ClientRun, run_client
 from interop.runtime.context import RunContext, write_json
 from interop.runtime.server import Server, ServerStartError
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 from interop.suites.compaction import host, upstream
 from interop.suites.compaction.scenarios import (
     CompactionRow,
@@ -43,7 +42,6 @@ from interop.suites.steps import (
 )
 from interop.suites.v1fixture import is_v1
 
-Done = Callable[[Outcome], None]
 RECEIPTS = "lifecycle-control.schema.json#/$defs/receipts"
 
 

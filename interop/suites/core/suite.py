@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +32,10 @@ from interop.runtime.receipts import (
     snapshot_beside,
 )
 from interop.runtime.server import Server, ServerStartError
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 from interop.suites.core.scenarios import CoreSets, ScenarioSet, load_sets
 from interop.suites.core.verify import verify_set
 
-Done = Callable[[Outcome], None]
 STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
 
 

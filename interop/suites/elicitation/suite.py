@@ -11,8 +11,6 @@ lifecycle commands is unsupported.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import run_client
 from interop.runtime.context import RunContext
 from interop.runtime.server import ServerStartError
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 from interop.suites.elicitation import upstream
 from interop.suites.elicitation.scenarios import ElicitationSet, ElicitationSets, load_sets
 from interop.suites.elicitation.verify import verify_set
@@ -33,13 +31,11 @@ from interop.suites.steps import (
     stdio_auth_none,
     stop_and_keep,
     stop_server,
+    upload_credentials,
 )
 from interop.suites.v1fixture import is_v1
 
-Done = Callable[[Outcome], None]
 RECEIPTS = "elicitation-control.schema.json#/$defs/receipts"
-UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
-UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 
 
 class ElicitationSuite:
@@ -91,14 +87,8 @@ class ElicitationSuite:
         transport = combination.transport
         home = ctx.unique(f"elicitation-{scenario_set.name}")
         rows = scenario_set.for_transport(transport)
-        token, stranger = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        for secret in (token, stranger):
-            ctx.redactor.add(secret)
-        upload: dict[str, Any] = {
-            "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
-            "timeoutMs": 5000,
-            "maxBytes": 1048576,
-        }
+        credentials = upload_credentials(ctx)
+        upload = credentials.block()
         extra: dict[str, Any] = {
             "suite": "elicitation",
             "childPidFile": str(home / "child.json"),
@@ -117,8 +107,8 @@ class ElicitationSuite:
             extra=extra,
             client_schema="elicitation-client-config.schema.json",
             receipts_schema=RECEIPTS,
-            server_extra={"uploadAuth": {"token": token}},
-            env={UPLOAD_TOKEN_ENV: token, UNAUTHORIZED_TOKEN_ENV: stranger},
+            server_extra={"uploadAuth": {"token": credentials.token}},
+            env=credentials.env,
             upload=upload,
         )
         judged, set_errors = verify_set(
@@ -191,9 +181,8 @@ class ElicitationSuite:
             return
         part = upstream.subset(scenario_set, runnable)
         home = ctx.unique(f"elicitation-{scenario_set.name}")
-        token, stranger = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        for secret in (token, stranger):
-            ctx.redactor.add(secret)
+        credentials = upload_credentials(ctx)
+        token, stranger = credentials.token, credentials.stranger
         stage = f"client[{scenario_set.name}]"
         report: Any = None
         entries: Any = None
@@ -225,12 +214,7 @@ class ElicitationSuite:
                 )
                 report, errors = sent.report, sent.errors
             else:
-                upload = {
-                    "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
-                    "timeoutMs": 5000,
-                    "maxBytes": 1048576,
-                    "endpoint": receiver.upload_endpoint,
-                }
+                upload = {**credentials.block(), "endpoint": receiver.upload_endpoint}
                 run = run_client(
                     ctx,
                     client,
@@ -246,7 +230,7 @@ class ElicitationSuite:
                         "upload": upload,
                         "controlEndpoint": receiver.control,
                     },
-                    env={UPLOAD_TOKEN_ENV: token, UNAUTHORIZED_TOKEN_ENV: stranger},
+                    env=credentials.env,
                     schema="elicitation-client-config.schema.json",
                 )
                 ctx.keep_log(run.log, f"{combination.key}/client-{scenario_set.name}.log")

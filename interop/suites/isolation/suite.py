@@ -19,7 +19,6 @@ import hashlib
 import secrets
 import ssl
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.probe import tls_context
 from interop.runtime.server import Server, ServerStartError
-from interop.suites.base import Job
+from interop.suites.base import Done, Job
 from interop.suites.isolation import origins
 from interop.suites.isolation.origins import Capture, CookieRelay
 from interop.suites.isolation.scenarios import (
@@ -50,7 +49,12 @@ from interop.suites.isolation.scenarios import (
     load_sets,
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
-from interop.suites.steps import STEP_COMMANDS, keep_stdio_frames, stdio_auth_none
+from interop.suites.steps import (
+    STEP_COMMANDS,
+    UPLOAD_TOKEN_ENV,
+    keep_stdio_frames,
+    stdio_auth_none,
+)
 from interop.suites.wire import (
     Contradiction,
     mark_rows,
@@ -59,8 +63,6 @@ from interop.suites.wire import (
 )
 from interop.trust import Authority, redact_key
 
-Done = Callable[[Outcome], None]
-UPLOAD_TOKEN_ENV = "AHP_INTEROP_UPLOAD_TOKEN"
 CAPTURE_PATH = "/capture"
 COOKIE_NAME = "ahp-isolation"
 
