@@ -32,6 +32,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from interop.jsonvalue import JsonError, loads
+from interop.memo import IdentityMemo
 
 StrictJsonError = JsonError  # malformed JSON text, a duplicate key or a non-JSON constant
 
@@ -153,7 +154,7 @@ class _Dispatch:
         return _Dispatch(keys.pop(), items) if len(keys) == 1 and len(items) > 1 else None
 
 
-_DISPATCHES: dict[int, tuple[list[Any], _Dispatch | None]] = {}
+_DISPATCHES: IdentityMemo[_Dispatch | None] = IdentityMemo()
 
 
 def _all_of(
@@ -163,11 +164,9 @@ def _all_of(
     one: in a dispatching `allOf` (`_Dispatch`) every `if` but the instance's own is
     false, so only that item is evaluated; when a step of the path is there but is
     not an object every `if` holds vacuously, and all items are evaluated."""
-    known = _DISPATCHES.get(id(subschemas))
-    if known is None or known[0] is not subschemas:
-        known = (subschemas, _Dispatch.of(subschemas) if isinstance(subschemas, list) else None)
-        _DISPATCHES[id(subschemas)] = known
-    dispatch = known[1]
+    dispatch = _DISPATCHES.made(
+        (subschemas,), lambda: _Dispatch.of(subschemas) if isinstance(subschemas, list) else None
+    )
     if dispatch is not None:
         node = instance
         for key in dispatch.keys:
@@ -186,7 +185,7 @@ def _all_of(
 
 
 ITEM_MEMO_LIMIT = 200_000  # remembered valid array items (then forgotten at once)
-_VALID_ITEMS: dict[int, tuple[Any, set[str]]] = {}
+_VALID_ITEMS: IdentityMemo[set[str]] = IdentityMemo()
 _ITEM_COUNT = [0]
 
 
@@ -201,11 +200,7 @@ def _items(
     if items is False or not isinstance(instance, list):
         yield from _ITEMS_AS_WRITTEN(validator, items, instance, schema)
         return
-    known = _VALID_ITEMS.get(id(items))
-    if known is None or known[0] is not items:
-        known = (items, set())
-        _VALID_ITEMS[id(items)] = known
-    valid = known[1]
+    valid = _VALID_ITEMS.made((items,), set)
     for index in range(len(schema.get("prefixItems", [])), len(instance)):
         try:
             text = json.dumps(instance[index], ensure_ascii=False, allow_nan=False)
@@ -221,9 +216,7 @@ def _items(
             if _ITEM_COUNT[0] >= ITEM_MEMO_LIMIT:
                 _VALID_ITEMS.clear()
                 _ITEM_COUNT[0] = 0
-                known = (items, set())
-                _VALID_ITEMS[id(items)] = known
-                valid = known[1]
+                valid = _VALID_ITEMS.made((items,), set)
             valid.add(text)
             _ITEM_COUNT[0] += 1
 

@@ -19,6 +19,7 @@ from interop import ROOT
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.jsonvalue import dumps_compact
+from interop.memo import IdentityMemo
 from interop.results import Outcome
 from interop.runtime.context import RunContext
 
@@ -30,8 +31,8 @@ class ScenarioError(ValueError):
     """A scenario file is unusable; the message names the file and scenario."""
 
 
-# Texts of set files already made: (id of the set, variant) -> (the set, text).
-_SET_TEXTS: dict[tuple[int, tuple[Any, ...]], tuple[object, str]] = {}
+# Texts of set files already made, by set and variant.
+_SET_TEXTS: IdentityMemo[str] = IdentityMemo()
 
 
 def write_set_file(
@@ -48,15 +49,15 @@ def write_set_file(
     set, which never changes) the text of each `variant` (transport, blind, ...)
     is made once and written again for every later combination; `rows` may then
     be a function, called only the first time."""
-    found = _SET_TEXTS.get((id(owner), variant)) if owner is not None else None
-    if found is not None and found[0] is owner:
-        text = found[1]
-    else:
+
+    def text() -> str:
         made = rows() if callable(rows) else rows
-        text = dumps_compact({**document, "scenarios": made}) + "\n"
-        if owner is not None:  # the set is kept with its text: its id stays its own
-            _SET_TEXTS[(id(owner), variant)] = (owner, text)
-    path.write_text(text, encoding="utf-8")
+        return dumps_compact({**document, "scenarios": made}) + "\n"
+
+    path.write_text(
+        _SET_TEXTS.made((owner,), text, variant) if owner is not None else text(),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -138,8 +139,8 @@ class MergeableSet:
         return made
 
 
-# Runs already made: ids of the sets -> (the sets, their runs).
-_RUNS: dict[tuple[int, ...], tuple[list[Any], list[Any]]] = {}
+# Runs already made, by the list of sets they were made from.
+_RUNS: IdentityMemo[list[Any]] = IdentityMemo()
 
 
 def merged_runs(items: list[S], names: Callable[[S], set[str]]) -> list[S]:
@@ -147,14 +148,12 @@ def merged_runs(items: list[S], names: Callable[[S], set[str]]) -> list[S]:
     named after its members, their rows in order; a set alone as it is. Made once
     per list of sets, so every combination gets the same merged sets (and
     `write_set_file` their texts made once)."""
-    key = tuple(id(item) for item in items)
-    found = _RUNS.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], items, strict=True)):
-        return list(found[1])
-    groups = merge_groups(items, lambda s: s.document, names)
-    runs = [group[0] if len(group) == 1 else _merged(group) for group in groups]
-    _RUNS[key] = (list(items), runs)  # the sets are kept with their runs: ids stay theirs
-    return list(runs)
+
+    def made() -> list[Any]:
+        groups = merge_groups(items, lambda s: s.document, names)
+        return [group[0] if len(group) == 1 else _merged(group) for group in groups]
+
+    return list(_RUNS.made(tuple(items), made))
 
 
 def _merged(group: list[S]) -> S:

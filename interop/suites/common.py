@@ -13,6 +13,7 @@ from typing import Any
 
 from interop.contract.check import contract_problem
 from interop.jsonvalue import dumps_compact, strict_equal
+from interop.memo import IdentityMemo
 from interop.results import CombinationError, RowVerdict, Status
 from interop.runtime.process import describe_exit
 
@@ -84,9 +85,9 @@ def check_report(
     return entries, errors
 
 
-# Compact texts of scenario requests: id of the request -> (the request, its text).
+# Compact texts of scenario requests (fuzzing makes new requests: forgotten at the limit).
 REQUEST_TEXT_LIMIT = 20_000
-_REQUEST_TEXTS: dict[int, tuple[Any, str]] = {}
+_REQUEST_TEXTS: IdentityMemo[str] = IdentityMemo(REQUEST_TEXT_LIMIT)
 
 
 def _same_request(receipt: Any, request: Any) -> bool:
@@ -94,14 +95,9 @@ def _same_request(receipt: Any, request: Any) -> bool:
     combination compares its receipts with the same scenario requests."""
     if receipt != request:  # looser than strict typing: unequal is unequal
         return False
-    found = _REQUEST_TEXTS.get(id(request))
-    if found is None or found[0] is not request:
-        found = (request, dumps_compact(request))  # kept with its text: the id stays its own
-        if len(_REQUEST_TEXTS) >= REQUEST_TEXT_LIMIT:  # fuzzing makes new requests
-            _REQUEST_TEXTS.clear()
-        _REQUEST_TEXTS[id(request)] = found
+    text = _REQUEST_TEXTS.made((request,), lambda: dumps_compact(request))
     try:
-        if dumps_compact(receipt) == found[1]:
+        if dumps_compact(receipt) == text:
             return True
     except (TypeError, ValueError):
         pass
