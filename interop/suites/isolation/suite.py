@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import ssl
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -50,9 +49,10 @@ from interop.suites.isolation.scenarios import (
 )
 from interop.suites.isolation.verify import OriginRecord, verify_case
 from interop.suites.steps import (
-    STEP_COMMANDS,
     UPLOAD_TOKEN_ENV,
     keep_stdio_frames,
+    one_job_each,
+    run_sets,
     stdio_auth_none,
 )
 from interop.suites.wire import (
@@ -96,10 +96,7 @@ class IsolationSuite:
         return stdio_auth_none(combination)
 
     def plan(self, combinations: list[Combination], adapters: dict[str, Adapter]) -> list[Job]:
-        jobs = [
-            Job([c], adapters[c.client].weight + adapters[c.server].weight) for c in combinations
-        ]
-        return sorted(jobs, key=lambda job: -job.cost)
+        return one_job_each(combinations, adapters)
 
     def run(
         self,
@@ -109,34 +106,10 @@ class IsolationSuite:
         adapters: dict[str, Adapter],
         done: Done | None = None,
     ) -> list[Outcome]:
-        combination = job.combinations[0]
-        outcome = Outcome(self.name, combination)
-        started = time.monotonic()
-        missing = [
-            f"{name} has no {key!r} command"
-            for name, key in zip(
-                (combination.client, combination.server), STEP_COMMANDS, strict=True
-            )
-            if adapters[name].command(key) is None
-        ]
-        for isolation_set in sets:
-            if missing:
-                outcome.rows += [
-                    RowVerdict(
-                        isolation_set.name,
-                        c.id,
-                        Status.UNSUPPORTED,
-                        c.expected,
-                        error="; ".join(missing),
-                    )
-                    for c in isolation_set.cases
-                ]
-                continue
-            _Combination(ctx, outcome, combination, isolation_set, adapters).run()
-        outcome.seconds = time.monotonic() - started
-        if done is not None:
-            done(outcome)
-        return [outcome]
+        def run_set(outcome: Outcome, combination: Combination, chosen: IsolationSet) -> None:
+            _Combination(ctx, outcome, combination, chosen, adapters).run()
+
+        return run_sets(self.name, job, ctx, sets, adapters, run_set, done)
 
 
 class _Combination:
