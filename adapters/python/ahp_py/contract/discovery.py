@@ -1,5 +1,5 @@
-"""``hooks/capabilities`` as every server but the catalogue suite's answers it:
-the adapter's discovery manifest (``sdk/manifest.py``)."""
+"""``hooks/capabilities`` answered with the adapter's discovery manifest
+(``sdk/manifest.py``), for a server whose suite has no manifest of its own."""
 
 from __future__ import annotations
 

@@ -156,9 +156,9 @@ class UploadRoute:
 
 
 class StepClient:
-    """One client run of the step engine: every row against one server. The
-    lifecycle suite runs it as it is; another suite overrides ``row`` (its own
-    rows, built on these calls) and ``report_keys``."""
+    """One client run of the step engine: every row against one server. A suite
+    runs it as it is or overrides ``row`` (its own rows, built on these calls)
+    and ``report_keys``."""
 
     def __init__(self, settings: SuiteClientSettings, schemas: SchemaSet, peer: SuitePeer) -> None:
         self.settings = settings
@@ -327,7 +327,7 @@ class StepClient:
         def response_error(message: Any) -> str | None:
             return self.schemas.error(INTERCEPT_RESPONSE, message)
 
-        # The lifecycle host has no local rule: the core suite's ``task`` rule
+        # The step host has no local rule: the core suite's ``task`` rule
         # would refuse every upstream vector (tool ``task``, input ``{value}``).
         return engine.apply(request, reply, response_error, self.schemas.error, host_rule=False)
 
@@ -817,5 +817,6 @@ def report_unimplemented(settings: SuiteClientSettings) -> int:
     every row ``unsupported``, naming the suite (docs/CONTRACT.md)."""
     error = f"suite {settings.suite!r} is not implemented by ahp_py"
     rows = [report.unsupported(row["id"], error) for row in settings.scenarios]
+    # the lifecycle report's shape (an empty contentUploads), as it always was
     report.write_report(settings.report_file, settings.language, rows, contentUploads=[])
     return 0
