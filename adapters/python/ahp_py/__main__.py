@@ -1,8 +1,11 @@
-"""Command line: ``python -m ahp_py ROLE --config PATH``.
+"""Command line: ``python -m ahp_py COMMAND --config PATH``.
 
-Roles come from ``ROLES``: a suite adds its module under ``suites/`` and one row
-here. Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
-line names the file and the field), 1 any other failure.
+Every command runs through the suite registry (``contract/registry.py``): the
+core commands run the core suite, the lifecycle commands the suite the
+config's ``suite`` names, found in the ``suites`` package's table (a suite
+adds its module there, never a row here). Exit codes: 0 the role did its job,
+2 the config is unusable (one stderr line names the file and the field), 1 any
+other failure.
 """
 
 from __future__ import annotations
@@ -10,32 +13,22 @@ from __future__ import annotations
 import sys
 import traceback
 
-# role -> (module under ahp_py, function taking the config path and returning the exit code)
-ROLES: dict[str, tuple[str, str]] = {
-    "client": ("suites.core", "run_client"),
-    "server": ("suites.core", "serve"),
-    "replay": ("suites.core", "replay"),
-    "lifecycle-client": ("suites.lifecycle", "run_client"),
-    "lifecycle-server": ("suites.lifecycle", "serve"),
-}
-
 
 def main(argv: list[str]) -> int:
     import argparse
-    import importlib
+
+    from .contract import registry
 
     parser = argparse.ArgumentParser(prog="ahp_py", description="AHP interop adapter (Python)")
-    parser.add_argument("role", choices=sorted(ROLES))
+    parser.add_argument("role", choices=sorted(registry.COMMANDS))
     parser.add_argument("--config", required=True, help="absolute path of the JSON config")
     args = parser.parse_args(argv)
 
+    from . import suites
     from .contract.config import ConfigError
 
-    module_name, function_name = ROLES[args.role]
     try:
-        module = importlib.import_module(f"{__package__ or 'ahp_py'}.{module_name}")
-        status: int = getattr(module, function_name)(args.config)
-        return status
+        return registry.run(args.role, args.config, suites.find)
     except ConfigError as exc:
         print(f"ahp_py {args.role}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -17,8 +17,7 @@ from lifecycle_kit import ahp_command, request_json, write
 
 from ahp_py.contract.config import load_suite_server
 from ahp_py.contract.server import ServerProcess
-from ahp_py.suites.catalogue import catalogue_parts
-from ahp_py.suites.lifecycle import SERVER_SUITES
+from ahp_py.suites.catalogue import SPEC, catalogue_parts
 
 SOURCE = "urn:ahp:test-a"
 OTHER_SOURCE = "urn:ahp:test-b"
@@ -146,7 +145,7 @@ class LiveCatalogue:
 @contextmanager
 def catalogue_server(home: Path, wait_seconds: float = 1.0) -> Iterator[LiveCatalogue]:
     """An HTTP catalogue server in this process (0.5 s read timeout)."""
-    settings = load_suite_server(str(server_config(home)), SERVER_SUITES)
+    settings = load_suite_server(str(server_config(home)), SPEC)
     backend, control = catalogue_parts(settings, wait_seconds)
     process = ServerProcess(
         settings.server, backend, read_timeout=0.5, poll_interval=0.05, control=control

@@ -25,7 +25,7 @@ from conftest import ADAPTER_DIR, assert_contract
 
 from ahp_py.contract.config import load_suite_server
 from ahp_py.contract.server import ServerProcess
-from ahp_py.suites.lifecycle import SERVER_SUITES, lifecycle_parts
+from ahp_py.suites.lifecycle import SPEC, lifecycle_parts
 
 UPLOAD_TOKEN = "upload-token-for-tests-0123456789"
 OTHER_TOKEN = "another-token-for-tests-0123456789"
@@ -191,7 +191,7 @@ def lifecycle_server(
     home: Path, rows: list[dict[str, Any]], wait_seconds: float = 1.0, **extra: Any
 ) -> Iterator[LiveServer]:
     """An HTTP lifecycle server in this process (0.5 s read timeout)."""
-    settings = load_suite_server(str(server_config(home, rows, **extra)), SERVER_SUITES)
+    settings = load_suite_server(str(server_config(home, rows, **extra)), SPEC)
     backend, control, uploads = lifecycle_parts(settings, wait_seconds)
     process = ServerProcess(
         settings.server,

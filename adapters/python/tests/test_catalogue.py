@@ -38,8 +38,7 @@ from pki import Pki, make_pki
 
 from ahp_py.contract.config import ConfigError, load_suite_client, load_suite_server
 from ahp_py.sdk.schemas import OBSERVE_NOTIFICATION, SchemaSet
-from ahp_py.suites.catalogue import catalogue_manifest, discovery_request
-from ahp_py.suites.lifecycle import CLIENT_SUITES, SERVER_SUITES
+from ahp_py.suites.catalogue import SPEC, catalogue_manifest, discovery_request
 
 DISCOVERY_RESPONSE = {
     "jsonrpc": "2.0",
@@ -258,23 +257,21 @@ def test_stdio_answers_discovery_and_never_a_notification(tmp_path: Path) -> Non
 
 
 def test_catalogue_configs_need_no_upload_settings(tmp_path: Path) -> None:
-    server = load_suite_server(str(server_config(tmp_path)), SERVER_SUITES)
+    server = load_suite_server(str(server_config(tmp_path)), SPEC)
     assert (server.suite, server.upload_token) == ("catalogue", "")
     # uploadAuth may be present and is unused (even a malformed one)
     unused = load_suite_server(
-        str(server_config(tmp_path, check=False, uploadAuth={"token": 1})), SERVER_SUITES
+        str(server_config(tmp_path, check=False, uploadAuth={"token": 1})), SPEC
     )
     assert unused.suite == "catalogue"
     scenario_file = write(tmp_path / "rows.json", {"version": 1, "scenarios": []})
     ready = {"endpoint": "http://127.0.0.1:1/intercept", "controlEndpoint": "http://127.0.0.1:2"}
-    client = load_suite_client(
-        str(client_config(tmp_path, scenario_file, "http", ready)), CLIENT_SUITES
-    )
+    client = load_suite_client(str(client_config(tmp_path, scenario_file, "http", ready)), SPEC)
     assert (client.suite, client.upload, client.backends) == ("catalogue", None, {})
     config = json.loads(client_config(tmp_path, scenario_file, "http", ready).read_text())
     del config["controlEndpoint"]
     with pytest.raises(ConfigError, match="controlEndpoint"):
-        load_suite_client(str(write(tmp_path / "bad.json", config)), CLIENT_SUITES)
+        load_suite_client(str(write(tmp_path / "bad.json", config)), SPEC)
 
 
 # The real client against the real server ------------------------------------------

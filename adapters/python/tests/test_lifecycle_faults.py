@@ -41,7 +41,7 @@ from lifecycle_kit import (
 )
 
 from ahp_py.contract.config import ConfigError, load_suite_client
-from ahp_py.suites.lifecycle import CLIENT_SUITES
+from ahp_py.suites.lifecycle import SPEC
 
 MALFORMED = b'{"jsonrpc": "2.0", "id": '
 SERVER_ERROR = "server-error"
@@ -546,17 +546,17 @@ def client_config(home: Path, **extra: Any) -> Path:
 
 
 def test_backends_are_optional_and_read_for_unreachable(tmp_path: Path) -> None:
-    assert load_suite_client(str(client_config(tmp_path)), CLIENT_SUITES).backends == {}
+    assert load_suite_client(str(client_config(tmp_path)), SPEC).backends == {}
     given = {
         "unreachable": {"command": ["/nowhere/backend"]},
         "other": {"whatever": 1},  # a name this client does not read
     }
-    settings = load_suite_client(str(client_config(tmp_path, backends=given)), CLIENT_SUITES)
+    settings = load_suite_client(str(client_config(tmp_path, backends=given)), SPEC)
     assert list(settings.backends) == ["unreachable"]
     assert settings.backends["unreachable"].command == ["/nowhere/backend"]
     url = "http://127.0.0.1:9/intercept"
     http = {"unreachable": {"endpoint": url}}
-    settings = load_suite_client(str(client_config(tmp_path, backends=http)), CLIENT_SUITES)
+    settings = load_suite_client(str(client_config(tmp_path, backends=http)), SPEC)
     assert settings.backends["unreachable"].endpoint == url
 
 
@@ -573,5 +573,5 @@ def test_a_malformed_backends_is_a_config_problem(
     tmp_path: Path, backends: Any, field: str
 ) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_suite_client(str(client_config(tmp_path, backends=backends)), CLIENT_SUITES)
+        load_suite_client(str(client_config(tmp_path, backends=backends)), SPEC)
     assert caught.value.field == field

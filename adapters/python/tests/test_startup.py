@@ -51,11 +51,20 @@ def imported(program: str) -> set[str]:
         "ahp_py.suites.compaction",
         "ahp_py.suites.elicitation",
         "ahp_py.contract.peer",
+        "ahp_py.contract.steps",
+        "ahp_py.contract.registry",
     ],
 )
 def test_a_client_imports_no_listener(module: str) -> None:
     modules = imported(f"import {module}")
     assert modules.isdisjoint(NEVER + SERVER_ONLY), sorted(modules & {*NEVER, *SERVER_ONLY})
+
+
+@pytest.mark.parametrize("suite", ["core", "lifecycle", "catalogue", "compaction", "elicitation"])
+def test_a_command_loads_only_its_suite(suite: str) -> None:
+    modules = imported(f"from ahp_py import suites\nsuites.find({suite!r})")
+    loaded = {m for m in modules if m.startswith("ahp_py.suites.")}
+    assert loaded == {f"ahp_py.suites.{suite}"}
 
 
 def test_a_server_imports_its_listener_and_no_more() -> None:

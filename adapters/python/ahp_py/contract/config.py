@@ -442,11 +442,6 @@ def schema_set(file: str, schema_dir: str | None) -> SchemaSet:
 
 # Suites beyond the core (docs/LIFECYCLE.md) ----------------------------------
 
-LIFECYCLE = "lifecycle"
-CATALOGUE = "catalogue"  # docs/CATALOGUE.md: the lifecycle commands and keys, no uploads
-COMPACTION = "compaction"  # docs/COMPACTION.md: the lifecycle commands, text inline (no uploads)
-ELICITATION = "elicitation"  # docs/ELICITATION.md: the lifecycle commands, uploads, no sources
-
 
 def suite_of(config: Fields) -> str:
     """The config's ``suite`` (a non-empty string; whether it is known is the
@@ -455,23 +450,45 @@ def suite_of(config: Fields) -> str:
 
 
 @record
+class SuiteSpec:
+    """What the configs of one suite run by the lifecycle commands carry beyond
+    the keys every such config has: the client's ``upload`` block, its
+    ``contentSources`` and its ``backends`` [ext], and the server's
+    ``uploadAuth``. A block the suite does not carry is never read (so it is
+    never a config problem). Each suite module declares its own."""
+
+    name: str
+    upload: bool = False
+    content_sources: bool = False
+    backends: bool = False
+    upload_auth: bool = False
+
+
+def not_implemented(config: Fields, suite: str) -> ConfigError:
+    """The config problem of a server asked for a suite it does not implement."""
+    return config.error("suite", f"{suite!r} is not a suite this server implements")
+
+
+@record
 class SuiteServerSettings:
     """A lifecycle-style server: the core settings plus the suite and the
-    accepted upload token (``""`` for the catalogue suite, which receives no
-    uploads and never reads ``uploadAuth``)."""
+    accepted upload token (``""`` for a suite that receives no uploads and never
+    reads ``uploadAuth``)."""
 
     suite: str
     server: ServerSettings
     upload_token: str = field(repr=False)
 
 
-def load_suite_server(path: str, suites: tuple[str, ...]) -> SuiteServerSettings:
+def load_suite_server(path: str, spec: SuiteSpec) -> SuiteServerSettings:
+    """The server config of the suite ``spec`` (another ``suite`` is a config
+    problem naming the field)."""
     config = load_fields(path)
     suite = suite_of(config)
-    if suite not in suites:
-        raise config.error("suite", f"{suite!r} is not a suite this server implements")
+    if suite != spec.name:
+        raise not_implemented(config, suite)
     server = load_server(path)
-    if suite in (CATALOGUE, COMPACTION):
+    if not spec.upload_auth:
         return SuiteServerSettings(suite=suite, server=server, upload_token="")
     upload = config.section("uploadAuth", required=True)
     assert upload is not None
@@ -623,12 +640,16 @@ def _http_url(config: Fields, key: str) -> str:
     return value
 
 
-def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings:
-    """A lifecycle-style client config. A ``suite`` this client does not implement
-    is not a config problem: only what the report needs is read then (the caller
-    reports every row unsupported)."""
+def load_suite_client(path: str, spec: SuiteSpec | None) -> SuiteClientSettings:
+    """A lifecycle-style client config of the suite ``spec``. With None (a
+    ``suite`` this client does not implement, which is not a config problem)
+    only what the report needs is read (the caller reports every row
+    unsupported); the blocks read are the ones ``spec`` says its configs carry,
+    in the order ``upload``, ``contentSources``, ``backends``."""
     config = load_fields(path)
     suite = suite_of(config)
+    if spec is not None and suite != spec.name:
+        raise config.error("suite", f"{suite!r} is not the {spec.name} suite")
     common: dict[str, Any] = {
         "file": path,
         "suite": suite,
@@ -637,7 +658,7 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
         "report_file": config.path("reportFile"),
         "language": _language(config),
     }
-    if suite not in suites:
+    if spec is None:
         return SuiteClientSettings(**common)
     common.update(
         timeout=config.positive_integer("timeoutMs") / 1000.0,
@@ -645,20 +666,14 @@ def load_suite_client(path: str, suites: tuple[str, ...]) -> SuiteClientSettings
         child_pid_file=config.path("childPidFile"),
         schema_dir=config.optional_path("schemaDir"),
     )
-    if suite == COMPACTION:  # text is inline: no uploads or sources, but backends
-        common.update(backends=_backends(config))
-    elif suite == ELICITATION:  # uploads, but no content sources or backends
+    if spec.upload:
         upload = config.section("upload", required=True)
         assert upload is not None
         common.update(upload=upload_settings(upload))
-    elif suite != CATALOGUE:  # the catalogue suite has no uploads, sources or backends
-        upload = config.section("upload", required=True)
-        assert upload is not None
-        common.update(
-            upload=upload_settings(upload),
-            content_sources=_content_sources(config),
-            backends=_backends(config),
-        )
+    if spec.content_sources:
+        common.update(content_sources=_content_sources(config))
+    if spec.backends:
+        common.update(backends=_backends(config))
     if common["transport"] == "http":
         return SuiteClientSettings(
             endpoint=_http_url(config, "endpoint"),

@@ -23,18 +23,25 @@ manifest; nothing sent). The report is ``{language, discovery, results:
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 from collections import Counter
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..contract import report
-from ..contract.config import SuiteClientSettings, SuiteServerSettings, schema_set
+from ..contract.config import (
+    SuiteClientSettings,
+    SuiteServerSettings,
+    SuiteSpec,
+    load_suite_client,
+    load_suite_server,
+    schema_set,
+)
 from ..contract.control import EntryControl
 from ..contract.entries import OBSERVED, WAIT_SECONDS, EntryLog
 from ..contract.peer import ControlClient, ControlError, SuitePeer
+from ..contract.registry import LIFECYCLE_CLIENT, LIFECYCLE_SERVER, Suite
+from ..contract.steps import RowFailure, run_suite_client
 from ..sdk import codec, registration, rpc
 from ..sdk.boundaries import get_path
 from ..sdk.http import MalformedResponse, TransportError
@@ -47,6 +54,9 @@ if TYPE_CHECKING:
 
     from ..sdk.schemas import SchemaSet
 
+NAME = "catalogue"
+# No uploads, content sources or backends; the server never reads uploadAuth.
+SPEC = SuiteSpec(NAME)
 REGISTRATION = registration.REGISTRATION
 DISCOVERY = "discovery"
 REJECTED = "rejected"
@@ -254,7 +264,8 @@ def catalogue_parts(
     return backend, control
 
 
-def serve_catalogue(settings: SuiteServerSettings) -> int:
+def serve(config_path: str) -> int:
+    settings = load_suite_server(config_path, SPEC)
     from ..contract.server import run
 
     backend, control = catalogue_parts(settings)
@@ -262,10 +273,6 @@ def serve_catalogue(settings: SuiteServerSettings) -> int:
 
 
 # Client -----------------------------------------------------------------------
-
-
-class RowFailure(Exception):
-    """The row could not run to its end: reported ``failed`` with this reason."""
 
 
 class CatalogueClient:
@@ -359,7 +366,12 @@ class CatalogueClient:
         return verdict.entry()
 
     def run(self) -> list[dict[str, Any]]:
+        """The discovery, then every row."""
+        self.discover()
         return [self.row(row) for row in self.settings.scenarios]
+
+    def report_keys(self) -> dict[str, Any]:
+        return {"discovery": self.discovery}
 
     def row(self, row: dict[str, Any]) -> dict[str, Any]:
         sid: str = row["id"]
@@ -396,32 +408,11 @@ class CatalogueClient:
         return report.completed(sid, {"sent": sent, "registrations": registrations})
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+CLIENT_SCHEMAS = (CAPABILITIES_REQUEST, CAPABILITIES_RESPONSE, OBSERVE_NOTIFICATION, REGISTRATION)
 
 
-def run_catalogue_client(settings: SuiteClientSettings) -> int:
-    from ..contract.peer import open_suite_peer
+def run_client(config_path: str) -> int:
+    return run_suite_client(load_suite_client(config_path, SPEC), CLIENT_SCHEMAS, CatalogueClient)
 
-    schemas = schema_set(settings.file, settings.schema_dir)
-    for name in (CAPABILITIES_REQUEST, CAPABILITIES_RESPONSE, OBSERVE_NOTIFICATION, REGISTRATION):
-        schemas.prepare(name)  # built once, before the first row
-    previous: dict[signal.Signals, Any] = {}
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        previous[number] = signal.signal(number, _on_signal)  # so the server is reaped
-    extra: dict[str, Any] = {}
-    peer = open_suite_peer(settings)
-    try:
-        client = CatalogueClient(settings, schemas, peer)
-        client.discover()
-        results = client.run()
-        extra["discovery"] = client.discovery
-        receipts = client.receipts() if peer.control is not None else None
-        if receipts is not None:
-            extra["receipts"] = receipts
-    finally:
-        peer.close()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    report.write_report(settings.report_file, settings.language, results, **extra)
-    return 0
+
+SUITE = Suite(NAME, {LIFECYCLE_CLIENT: run_client, LIFECYCLE_SERVER: serve})

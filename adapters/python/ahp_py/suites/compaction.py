@@ -10,7 +10,7 @@ run's boundary id, or with a text part carrying ``body`` gets -32602 and is not
 recorded. Every ``hooks/observe`` is recorded ``observed`` and answered 204.
 
 Client (``lifecycle-client`` with ``suite: "compaction"``): per run, the before
-chain (``sdk/chain`` through the lifecycle ``ChainRun``), the host's outcome from
+chain (``sdk/chain`` through the step engine's ``ChainRun``), the host's outcome from
 the core rules' result of the settled boundary (``sdk/compaction``), then, when
 something was compacted, the derived after request through the after chain.
 Per negative, the request sent unchanged and the error code of its answer. It
@@ -19,42 +19,46 @@ never reads ``expected`` or ``proof``.
 
 from __future__ import annotations
 
-import signal
 import threading
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..contract import report
-from ..contract.config import SuiteClientSettings, SuiteServerSettings, schema_set
+from ..contract.config import (
+    SuiteServerSettings,
+    SuiteSpec,
+    load_suite_client,
+    load_suite_server,
+    schema_set,
+)
 from ..contract.control import EntryControl
+from ..contract.discovery import discovery_answer
 from ..contract.entries import OBSERVED, RECEIVED, REPLIED, WAIT_SECONDS, EntryLog
-from ..contract.peer import SuitePeer
+from ..contract.faults import MALFORMED_BODY, MALFORMED_FAULT, SERVER_ERROR, TIMEOUT, fault_of
+from ..contract.registry import LIFECYCLE_CLIENT, LIFECYCLE_SERVER, Suite
+from ..contract.steps import (
+    ChainRun,
+    RowFailure,
+    RowUnsupported,
+    Settlement,
+    StepClient,
+    log,
+    run_suite_client,
+)
 from ..sdk import chain as chains
 from ..sdk import codec, compaction, engine, rpc
 from ..sdk.boundaries import DEFINITIONS, get_path
 from ..sdk.http import MalformedResponse, TransportError
 from ..sdk.manifest import discovery_manifest
 from ..sdk.schemas import INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION
-from .core import discovery_answer
-from .lifecycle import (
-    MALFORMED_BODY,
-    MALFORMED_FAULT,
-    SERVER_ERROR,
-    TIMEOUT,
-    ChainRun,
-    Client,
-    RowFailure,
-    RowUnsupported,
-    Settlement,
-    fault_of,
-    log,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..sdk.schemas import SchemaSet
 
+NAME = "compaction"
+# Text is inline: no uploads or content sources, but backends; no uploadAuth.
+SPEC = SuiteSpec(NAME, backends=True)
 PHASES = ("before", "after")
 CONTROL_CALLS = frozenset({"/wait", "/release", "/mark", "/wait-observed"})
 
@@ -180,7 +184,8 @@ def compaction_parts(
     return backend, control
 
 
-def serve_compaction(settings: SuiteServerSettings) -> int:
+def serve(config_path: str) -> int:
+    settings = load_suite_server(config_path, SPEC)
     from ..contract.server import run
 
     backend, control = compaction_parts(settings)
@@ -200,7 +205,7 @@ def chain_actual(settlement: Settlement | None) -> dict[str, Any]:
     }
 
 
-class CompactionClient(Client):
+class CompactionClient(StepClient):
     """One compaction client run: every row against one server."""
 
     def row(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -308,30 +313,11 @@ class CompactionRun:
         return outcome.actual
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+CLIENT_SCHEMAS = (INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION, *DEFINITIONS)
 
 
-def run_compaction_client(settings: SuiteClientSettings) -> int:
-    from ..contract.peer import open_suite_peer
+def run_client(config_path: str) -> int:
+    return run_suite_client(load_suite_client(config_path, SPEC), CLIENT_SCHEMAS, CompactionClient)
 
-    schemas = schema_set(settings.file, settings.schema_dir)
-    for name in (INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION, *DEFINITIONS):
-        schemas.prepare(name)
-    previous: dict[signal.Signals, Any] = {}
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        previous[number] = signal.signal(number, _on_signal)  # so the server is reaped
-    extra: dict[str, Any] = {}
-    peer: SuitePeer = open_suite_peer(settings)
-    try:
-        client = CompactionClient(settings, schemas, peer)
-        results = client.run()
-        receipts = client.receipts() if peer.control is not None else None
-        if receipts is not None:
-            extra["receipts"] = receipts
-    finally:
-        peer.close()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    report.write_report(settings.report_file, settings.language, results, **extra)
-    return 0
+
+SUITE = Suite(NAME, {LIFECYCLE_CLIENT: run_client, LIFECYCLE_SERVER: serve})

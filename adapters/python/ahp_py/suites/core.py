@@ -22,11 +22,12 @@ from ..contract.config import (
     load_server,
     schema_set,
 )
+from ..contract.discovery import discovery_answer
+from ..contract.registry import CLIENT, CORE, REPLAY, SERVER, Suite
 from ..sdk import codec, engine, rpc
 from ..sdk.boundaries import DEFINITIONS, get_path
 from ..sdk.http import MalformedResponse, TransportError
-from ..sdk.manifest import PROTOCOL_VERSION, discovery_result
-from ..sdk.schemas import CAPABILITIES_REQUEST, INTERCEPT_REQUEST, INTERCEPT_RESPONSE
+from ..sdk.schemas import INTERCEPT_REQUEST, INTERCEPT_RESPONSE
 
 if TYPE_CHECKING:
     from ..contract.backend import Backend
@@ -123,29 +124,6 @@ def _canned(response: Any) -> Callable[[Any], Any]:
 # Server -----------------------------------------------------------------------
 
 
-def discovery_answer(schemas: SchemaSet, message: dict[str, Any]) -> rpc.Answer:
-    """``hooks/capabilities``: the discovery manifest (an unknown version -32001)."""
-    params = message.get("params")
-    version = params.get("protocolVersion") if isinstance(params, dict) else None
-    if isinstance(version, str) and version != PROTOCOL_VERSION:
-        return rpc.Answer(
-            rpc.error(
-                message["id"],
-                rpc.UNSUPPORTED_VERSION,
-                "unsupported_protocol_version",
-                {"supported": [PROTOCOL_VERSION]},
-            )
-        )
-    if CAPABILITIES_REQUEST in schemas.names():
-        problem = schemas.error(CAPABILITIES_REQUEST, message)
-        if problem:
-            log("server", f"invalid discovery request: {problem}")
-            return rpc.Answer(
-                rpc.error(message["id"], rpc.INVALID_PARAMS, "invalid capabilities request")
-            )
-    return rpc.Answer({"jsonrpc": "2.0", "id": message["id"], "result": discovery_result()})
-
-
 class CoreMethods:
     """``hooks/intercept`` and ``hooks/capabilities`` for a scripted backend."""
 
@@ -207,3 +185,6 @@ def serve(config_path: str) -> int:
     except OSError as exc:
         raise ConfigError(settings.file, "receiptLog", f"cannot open: {exc.strerror}") from None
     return run(settings, backend)
+
+
+SUITE = Suite(CORE, {CLIENT: run_client, SERVER: serve, REPLAY: replay})

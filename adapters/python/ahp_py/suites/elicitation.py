@@ -9,8 +9,8 @@ Server (``lifecycle-server`` with ``suite: "elicitation"``): every message but
 error as the answer line, and nothing is recorded. An accepted one is recorded
 ``{"kind": "elicitation", "eventId", "type", "summary"}`` and answered with the
 scripted ``responses[<id>]`` of its row, else the no-effect reply. Uploads,
-control (``/mark`` of ``row-start`` only) and readiness are the lifecycle
-suite's plumbing.
+control (``/mark`` of ``row-start`` only) and readiness are the contract's
+(``contract/``), as for every suite run by the lifecycle commands.
 
 Client (``lifecycle-client`` with ``suite: "elicitation"``): per row a
 ``row-start`` mark, then a wire row's ``upload`` / ``send`` steps (messages
@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import signal
 import threading
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..contract import report
@@ -33,11 +31,23 @@ from ..contract.config import (
     ConfigError,
     SuiteClientSettings,
     SuiteServerSettings,
+    SuiteSpec,
+    load_suite_client,
+    load_suite_server,
     read_json,
     schema_set,
 )
 from ..contract.control import EntryControl, Reply
 from ..contract.entries import WAIT_SECONDS, EntryLog
+from ..contract.registry import LIFECYCLE_CLIENT, LIFECYCLE_SERVER, Suite
+from ..contract.steps import (
+    RowFailure,
+    RowUnsupported,
+    StepClient,
+    UploadRoute,
+    log,
+    run_suite_client,
+)
 from ..sdk import codec, elicitation, engine, rpc
 from ..sdk.boundaries import DEFINITIONS, get_path
 from ..sdk.channel import Call, HttpChannel, StdioChannel
@@ -46,7 +56,6 @@ from ..sdk.http import TransportError
 from ..sdk.manifest import discovery_manifest
 from ..sdk.schemas import INTERCEPT_REQUEST, INTERCEPT_RESPONSE, UPLOAD_RECEIPT
 from ..sdk.upload import sha256_hex
-from .lifecycle import Client, RowFailure, RowUnsupported, UploadRoute, log
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,6 +64,9 @@ if TYPE_CHECKING:
     from ..sdk.schemas import SchemaSet
     from ..sdk.upload import UploadReceiver
 
+NAME = "elicitation"
+# Uploads, but no content sources or backends; the server reads uploadAuth.
+SPEC = SuiteSpec(NAME, upload=True, upload_auth=True)
 ROW_START = "row-start"
 UNAUTHORIZED_TOKEN_ENV = "AHP_INTEROP_UNAUTHORIZED_UPLOAD_TOKEN"
 CREDENTIALS = ("upload", "unauthorized", "none")
@@ -181,7 +193,8 @@ def elicitation_parts(
     return backend, control, upload_receiver(settings.upload_token, store, entries)
 
 
-def serve_elicitation(settings: SuiteServerSettings) -> int:
+def serve(config_path: str) -> int:
+    settings = load_suite_server(config_path, SPEC)
     from ..contract.server import run
 
     backend, control, uploads = elicitation_parts(settings)
@@ -246,7 +259,7 @@ def _error_code(answer: Any) -> int | None:
 MALFORMED = object()  # an answer that is not strict JSON
 
 
-class ElicitationClient(Client):
+class ElicitationClient(StepClient):
     """One elicitation client run: every row against one server."""
 
     def __init__(self, settings: SuiteClientSettings, schemas: SchemaSet, peer: SuitePeer) -> None:
@@ -441,36 +454,17 @@ def _unsupported_steps(row: dict[str, Any]) -> str | None:
     return None
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+CLIENT_SCHEMAS = (
+    INTERCEPT_REQUEST,
+    INTERCEPT_RESPONSE,
+    UPLOAD_RECEIPT,
+    *elicitation.DEFINITIONS,
+    *DEFINITIONS,
+)
 
 
-def run_elicitation_client(settings: SuiteClientSettings) -> int:
-    from ..contract.peer import open_suite_peer
+def run_client(config_path: str) -> int:
+    return run_suite_client(load_suite_client(config_path, SPEC), CLIENT_SCHEMAS, ElicitationClient)
 
-    schemas = schema_set(settings.file, settings.schema_dir)
-    for name in (
-        INTERCEPT_REQUEST,
-        INTERCEPT_RESPONSE,
-        UPLOAD_RECEIPT,
-        *elicitation.DEFINITIONS,
-        *DEFINITIONS,
-    ):
-        schemas.prepare(name)
-    previous: dict[signal.Signals, Any] = {}
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        previous[number] = signal.signal(number, _on_signal)  # so the server is reaped
-    extra: dict[str, Any] = {}
-    peer = open_suite_peer(settings)
-    try:
-        client = ElicitationClient(settings, schemas, peer)
-        results = client.run()
-        receipts = client.receipts() if peer.control is not None else None
-        if receipts is not None:
-            extra["receipts"] = receipts
-    finally:
-        peer.close()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    report.write_report(settings.report_file, settings.language, results, **extra)
-    return 0
+
+SUITE = Suite(NAME, {LIFECYCLE_CLIENT: run_client, LIFECYCLE_SERVER: serve})
