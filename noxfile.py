@@ -95,6 +95,9 @@ def _lint_adapters(session: nox.Session) -> None:
         f"{python}/.venv/bin/python",
         f"{python}/ahp_py",
     )
+    # its layers: sdk < contract < suites, no suite importing another, no cycle
+    adapter_path = {"PYTHONPATH": str(ROOT / python)}
+    session.run("lint-imports", "--no-cache", f"{python}/.importlinter", env=adapter_path)
     with session.chdir(ROOT / "adapters" / "typescript"):
         session.run("npm", "run", "lint", "--silent", external=True)
     session.chdir(ROOT)

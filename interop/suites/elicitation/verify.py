@@ -24,6 +24,7 @@ ENTRY_SCHEMA = "elicitation-control.schema.json#/$defs/entry"
 REPORT_SCHEMA = "elicitation-report.schema.json"
 ROW_KINDS = ("upload", "elicitation")
 INVALID_PARAMS = -32602
+ALLOCATED = frozenset({"ref"})  # an upload's ref: the receiver allocates it in each run
 
 
 def _short(value: Any) -> str:
@@ -320,6 +321,7 @@ def verify_set(
             problems = verify_atomic(row, mine, entry.get("actual"))
         else:
             problems = verify_wire(row, mine, entry.get("actual"), transport, v1_receiver)
+            verdict.allocated = ALLOCATED  # the receiver's upload refs
             if v1_receiver and any(s["op"] == "upload" for s in row.steps):
                 verdict.diagnostics["notAssertedForV1"] = [
                     "upload receipts (a v1 receiver records none)"
