@@ -120,3 +120,32 @@ def test_a_misspelt_key_is_refused_with_file_row_and_field(tmp_path: Path) -> No
 def test_the_help_names_the_suite_only_when_it_is_found() -> None:
     assert "toy" in _interop("matrix", "--help").stdout
     assert "toy" not in _interop("matrix", "--help", suites=False).stdout
+
+
+def _checklist() -> list[str]:
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Adding a suite", 1)[1].split("\n## ", 1)[0]
+    items = section.split("- [ ] ")[1:]
+    assert items, "docs/ARCHITECTURE.md lost its 'Adding a suite' checklist"
+    return items
+
+
+def test_the_checklist_names_the_toy_suites_files_and_the_declarations_fields() -> None:
+    import dataclasses
+
+    from interop.suites.declaration import Declaration
+
+    toy = SUITES / "toy"
+    files = [item.split("`", 2)[1] for item in _checklist() if item.startswith("`")]
+    named = [f for f in files if f.endswith(".py")]
+    assert {"__init__.py", "scenarios.py", "features.py", "verify.py", "suite.py"} <= set(named)
+    optional = {"probes.py"}  # only a suite that probes receivers directly
+    assert sorted(f for f in named if f not in optional) == sorted(
+        p.name for p in toy.glob("*.py") if p.name not in optional
+    )
+    fields = {f.name for f in dataclasses.fields(Declaration)}
+    declared = _checklist()[0]
+    for field in ("order", "summary", "suite", "command_keys", "cpu_share", "sets"):
+        assert f"`{field}`" in declared
+    mentioned = {w.strip("`") for w in declared.split() if w.startswith("`") and w.endswith("`")}
+    assert {w for w in mentioned if w.isidentifier() and w.islower()} - {"upstream"} <= fields
