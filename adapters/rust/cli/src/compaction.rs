@@ -5,7 +5,7 @@
 //! Server: serves `<run id>:before` and `<run id>:after` of every run, the
 //! n-th receipt of each answered by the n-th entry of
 //! `responseSequences.before` / `.after` (the last again past the end; the
-//! lifecycle suite's scripted faults), never held. A request invalid against
+//! step engine's scripted faults, `ahp_contract::steps::server`), never held. A request invalid against
 //! `intercept-request`, whose id is no run's boundary id, or whose text parts
 //! carry `body` gets `-32602` and is not recorded. Every valid
 //! `hooks/observe` is recorded `observed` and answered 204.
@@ -13,8 +13,8 @@
 //! Client (the host): per run the before chain, the host's outcome from the
 //! core rules' result of the settled boundary (`ahp_sdk::compaction`), then,
 //! when something was compacted, the derived after request through the
-//! after chain; the chains are driven as the lifecycle suite's
-//! (`crate::lifecycle::chain`). Per negative, the request sent unchanged and
+//! after chain; the chains are driven as the lifecycle suite's, by the step
+//! engine (`ahp_contract::steps::chain`). Per negative, the request sent unchanged and
 //! the JSON-RPC error code of its answer. It never reads `expected` or
 //! `proof`.
 
@@ -24,6 +24,9 @@ use std::sync::Arc;
 use ahp_contract::backend::{rpc_error, INTERNAL_ERROR, INVALID_PARAMS};
 use ahp_contract::config::Scenario;
 use ahp_contract::entries::{OBSERVED, RECEIVED, REPLIED};
+use ahp_contract::registry::Suite;
+use ahp_contract::steps::chain::{call_all, settle};
+use ahp_contract::steps::server::{fault_of, route, MALFORMED_BODY, SERVER_ERROR, TIMEOUT};
 use ahp_contract::suite_client::{failed, unsupported, Answer, RowError, SuiteClient, SuiteRows};
 use ahp_contract::suite_config::{SuiteSpec, COMPACTION};
 use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
@@ -34,11 +37,7 @@ use ahp_sdk::json::{encode, integer_value};
 use ahp_sdk::schemas::{Schemas, INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION};
 use serde_json::{json, Map, Value};
 
-use crate::lifecycle::chain::{call_all, settle};
-use crate::lifecycle::server::{fault_of, route, MALFORMED_BODY, SERVER_ERROR, TIMEOUT};
-use crate::suites::Suite;
-
-/// The compaction suite's entry in `crate::suites::SUITES`: no uploads, no
+/// The compaction suite's entry in the registry (`suites::SUITES`): no uploads, no
 /// content sources (compaction text is inline).
 pub const SUITE: Suite = Suite {
     spec: SuiteSpec {

@@ -7,9 +7,17 @@ use ahp_contract::backend::{rpc_error, Answer, Backend, INVALID_PARAMS, UNSUPPOR
 use ahp_contract::config::{self, Scenario};
 use ahp_contract::files::{write_json_atomic, Receipts};
 use ahp_contract::peer::{new_peer, ExchangeError};
+use ahp_contract::registry::CoreSuite;
 use ahp_contract::{log, path, Failure};
 use ahp_sdk::schemas::{Schemas, CAPABILITIES_REQUEST, INTERCEPT_REQUEST};
 use serde_json::{json, Map, Value};
+
+/// The core suite's entry in the registry (`suites::CORE`).
+pub const SUITE: CoreSuite = CoreSuite {
+    client,
+    server,
+    replay,
+};
 
 fn completed(id: &str, actual: Value) -> Value {
     json!({"id": id, "status": "completed", "actual": actual})

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ahp_contract::config::{self, ConfigError, Scenario};
+use ahp_contract::registry::Suite;
 use ahp_contract::suite_client::{failed, unsupported, Answer, RowError, SuiteClient, SuiteRows};
 use ahp_contract::suite_config::{SuiteSpec, UploadRoute, ELICITATION};
 use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
@@ -38,9 +39,7 @@ use ahp_sdk::schemas::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::suites::Suite;
-
-/// The elicitation suite's entry in `crate::suites::SUITES`: the server
+/// The elicitation suite's entry in the registry (`suites::SUITES`): the server
 /// needs `uploadAuth`, the client an `upload` block (no content sources).
 pub const SUITE: Suite = Suite {
     spec: SuiteSpec {

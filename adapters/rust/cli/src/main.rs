@@ -4,6 +4,9 @@
 //!
 //! Exit codes: 0 the role did its job, 2 the config is unusable (one stderr line
 //! names the file and the field), 1 any other failure.
+//!
+//! The command routes only through the registry (`suites`), which names
+//! every suite module; no suite module refers to another (`tests/layering.rs`).
 
 mod catalogue;
 mod compaction;
@@ -14,24 +17,10 @@ mod suites;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use ahp_contract::{log, process, Failure};
+use ahp_contract::{log, process};
 
 const USAGE: &str =
     "usage: ahp-rust client|server|replay|lifecycle-client|lifecycle-server --config PATH";
-
-type Role = fn(&str) -> Result<i32, Failure>;
-
-fn role(name: &str) -> Option<Role> {
-    Some(match name {
-        "client" => core::client,
-        "server" => core::server,
-        "replay" => core::replay,
-        // every suite past core; the config's suite says which
-        "lifecycle-client" => suites::client,
-        "lifecycle-server" => suites::server,
-        _ => return None,
-    })
-}
 
 fn config_arg(args: &[String]) -> Option<String> {
     match args {
@@ -56,7 +45,10 @@ fn on_server_signal(_: i32) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (name, run) = match args.get(1).and_then(|n| role(n).map(|r| (n.clone(), r))) {
+    let (name, run) = match args
+        .get(1)
+        .and_then(|n| suites::command(n).map(|r| (n.clone(), r)))
+    {
         Some(x) => x,
         None => {
             eprintln!("{USAGE}");

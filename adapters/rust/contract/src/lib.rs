@@ -2,9 +2,13 @@
 //! effects: config files (errors name the file and the field; exit 2), HTTP/1.1
 //! client and server over TCP and rustls, stdio NDJSON, the spawned server's
 //! process group, the control listener, readiness, receipts, OAuth token
-//! acquisition; and the process model of every suite past core (suite
+//! acquisition; the process model of every suite past core (suite
 //! configs, the suite server with its entries, control, uploads and held
-//! replies, the suite client with its channels, rows and report).
+//! replies, the suite client with its channels, rows and report); what a
+//! suite registers and the routing on the config's `suite` (`registry`); and
+//! the step engine those suites share (`steps`: step ops, chains, the step
+//! server), which drives `ahp_sdk`'s engine and chains. It knows no
+//! individual suite: the suites and their registry are the binary's.
 
 pub mod backend;
 pub mod channel;
@@ -14,7 +18,9 @@ pub mod files;
 pub mod http;
 pub mod peer;
 pub mod process;
+pub mod registry;
 pub mod server;
+pub mod steps;
 pub mod suite_client;
 pub mod suite_config;
 pub mod suite_control;

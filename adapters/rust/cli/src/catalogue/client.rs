@@ -32,7 +32,7 @@ pub fn discovery_request() -> Value {
            "params": {"protocolVersion": "draft"}})
 }
 
-/// `crate::suites::Suite::client` of the catalogue suite.
+/// `ahp_contract::registry::Suite::client` of the catalogue suite.
 pub fn rows() -> Box<dyn SuiteRows> {
     Box::new(Rows {
         discovery: Value::Null,

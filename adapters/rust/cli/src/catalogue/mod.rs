@@ -7,14 +7,13 @@
 mod client;
 mod server;
 
+use ahp_contract::registry::Suite;
 use ahp_contract::suite_config::{SuiteSpec, CATALOGUE};
 use ahp_sdk::schemas::{
     CAPABILITIES_REQUEST, CAPABILITIES_RESPONSE, OBSERVE_NOTIFICATION, REGISTRATION,
 };
 
-use crate::suites::Suite;
-
-/// The catalogue suite's entry in `crate::suites::SUITES`.
+/// The catalogue suite's entry in the registry (`suites::SUITES`).
 pub const SUITE: Suite = Suite {
     spec: SuiteSpec {
         name: CATALOGUE,

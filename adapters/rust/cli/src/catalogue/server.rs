@@ -32,7 +32,7 @@ pub struct Server {
     lineage: Mutex<Lineage>,
 }
 
-/// `crate::suites::Suite::server` of the catalogue suite: `/wait-observed`
+/// `ahp_contract::registry::Suite::server` of the catalogue suite: `/wait-observed`
 /// counts `observed` and `rejected` entries, and no POST control call but it
 /// (and `/shutdown`) is served.
 pub fn new(

@@ -1,49 +1,40 @@
-//! The lifecycle suite (docs/LIFECYCLE.md): the server's held intercepts,
-//! response sequences, scripted faults and observations; the blind client's
-//! steps and chains. The isolation suite (docs/ISOLATION.md) runs it unchanged.
+//! The step engine (docs/LIFECYCLE.md): what drives a step-driven suite run,
+//! knowing no individual suite. The lifecycle suite is this engine under its
+//! config (and the isolation suite runs it unchanged); the compaction suite
+//! drives its boundaries with `chain` and scripts its faults as `server`.
+//!
+//! - `ops`: a step scenario, per request key a state (pending, staged,
+//!   published, cancelled; or failed), per slot the call whose reply binds
+//!   to it; the step ops in order, with their marks and uploads.
+//! - `chain`: a chain, `requests.a` through serial subscriptions against the
+//!   run's server (and the reserved `unreachable` backend), driven by
+//!   `ahp_sdk::chain::Chain`; here are the I/O, the releases, the marks and
+//!   the deadlines.
+//! - `server`: the step server's AHP side: held intercepts answered from
+//!   response sequences, scripted faults **[ext]**, recorded observations.
+//!
+//! The process model around them is `suite_client`'s and `suite_server`'s.
 
-pub(crate) mod chain; // its chain driver serves the compaction suite too
-pub(crate) mod server; // its scripted faults too
-mod steps;
+pub mod chain;
+pub mod ops;
+pub mod server;
 
-use ahp_contract::config::Scenario;
-use ahp_contract::suite_client::{failed, unsupported, RowError, SuiteClient, SuiteRows};
-use ahp_contract::suite_config::{SuiteSpec, LIFECYCLE};
 use ahp_sdk::boundaries::boundary_for;
-use ahp_sdk::schemas::{
-    CONTENT_UPLOAD_RECEIPT, INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION,
-};
 use serde_json::Value;
 
-use crate::suites::Suite;
-
-/// The lifecycle suite's entry in `crate::suites::SUITES`.
-pub const SUITE: Suite = Suite {
-    spec: SuiteSpec {
-        name: LIFECYCLE,
-        upload_auth: true,
-        upload: true,
-        content_sources: true,
-    },
-    schemas: &[
-        INTERCEPT_REQUEST,
-        INTERCEPT_RESPONSE,
-        OBSERVE_NOTIFICATION,
-        CONTENT_UPLOAD_RECEIPT,
-    ],
-    server: server::new,
-    client: rows,
-};
-
-fn rows() -> Box<dyn SuiteRows> {
-    Box::new(Rows)
-}
+use crate::config::Scenario;
+use crate::suite_client::{failed, unsupported, RowError, SuiteClient, SuiteRows};
 
 /// The step ops this client runs.
 pub const OPS: &[&str] = &[
     "send", "wait", "release", "receive", "accept", "cancel", "failOpen", "observe", "upload",
     "emit",
 ];
+
+/// The rows of a step-driven client: each a chain (`chain`) or steps (`steps`).
+pub fn rows() -> Box<dyn SuiteRows> {
+    Box::new(Rows)
+}
 
 struct Rows;
 
@@ -53,7 +44,7 @@ impl SuiteRows for Rows {
         if row.raw.contains_key("chain") {
             chain::run(client, row)
         } else {
-            steps::StepRun::new(row).run(client)
+            ops::StepRun::new(row).run(client)
         }
     }
 }

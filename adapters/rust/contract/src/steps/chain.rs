@@ -1,20 +1,22 @@
-//! A chain (docs/LIFECYCLE.md, "Chains" and "Operational failures"):
-//! `requests.a` through serial subscriptions against the run's server (and
-//! the reserved `unreachable` backend), driven by `ahp_sdk::chain::Chain`;
-//! here are the I/O, the releases, the marks and the deadlines.
+//! The step engine's chains (docs/LIFECYCLE.md, "Chains" and "Operational
+//! failures"): `requests.a` through serial subscriptions against the run's
+//! server (and the reserved `unreachable` backend), driven by
+//! `ahp_sdk::chain::Chain`; here are the I/O, the releases, the marks and
+//! the deadlines.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ahp_contract::channel::Channel;
-use ahp_contract::config::Scenario;
-use ahp_contract::log;
-use ahp_contract::suite_client::{failed, unsupported, RowError, SuiteClient};
 use ahp_sdk::chain::{Call, Chain, Subscription, SubscriptionError};
 use ahp_sdk::schemas::{INTERCEPT_REQUEST, OBSERVE_NOTIFICATION};
 use serde_json::{json, Value};
 
-use super::steps::{take, Reply};
+use crate::channel::Channel;
+use crate::config::Scenario;
+use crate::log;
+use crate::suite_client::{failed, unsupported, RowError, SuiteClient};
+
+use super::ops::{take, Reply};
 
 /// The row's `actual`: `{called, failures, observations, input}`.
 pub fn run(c: &mut SuiteClient, row: &Scenario) -> Result<Value, RowError> {
@@ -67,7 +69,7 @@ fn send_call(
     c: &mut SuiteClient,
     chain: &Chain,
     call: Call,
-) -> Result<(Arc<ahp_contract::channel::Call>, Duration, bool), RowError> {
+) -> Result<(Arc<crate::channel::Call>, Duration, bool), RowError> {
     let sub = &chain.subscriptions()[call.index];
     let msg = c.checked(call.message, INTERCEPT_REQUEST)?;
     let deadline = sub
@@ -82,7 +84,7 @@ fn send_call(
 /// Runs a chain's calls in turn, each answered before the next is sent,
 /// until it settles (a failed call is an operational failure the chain's
 /// policies decide). Shared by every suite whose boundaries are chains.
-pub(crate) fn call_all(c: &mut SuiteClient, sid: &str, chain: &mut Chain) -> Result<(), RowError> {
+pub fn call_all(c: &mut SuiteClient, sid: &str, chain: &mut Chain) -> Result<(), RowError> {
     while let Some(call) = chain.next_call().map_err(unsupported)? {
         let sub = chain.subscriptions()[call.index].id.clone();
         let (pending, deadline, _) = send_call(c, chain, call)?;
@@ -101,7 +103,7 @@ pub(crate) fn call_all(c: &mut SuiteClient, sid: &str, chain: &mut Chain) -> Res
 /// Once a chain settled: marks `chain-settled` (scenario `sid`, id `rid`),
 /// then sends every notification in subscription order, each followed by
 /// `/wait-observed` (`hold`: each preceded by an `observer-blocked` mark).
-pub(crate) fn settle(
+pub fn settle(
     c: &mut SuiteClient,
     sid: &str,
     rid: &str,

@@ -1,6 +1,7 @@
-//! The lifecycle server's AHP side (docs/LIFECYCLE.md, "Server"): every
-//! intercept of a scenario request is received, then held until released and
-//! answered from `responseSequences` (the n-th receipt, the last again) or
+//! The step server's AHP side (docs/LIFECYCLE.md, "Server"; the lifecycle
+//! suite's server, and so the isolation suite's): every intercept of a
+//! scenario request is received, then held until released and answered
+//! from `responseSequences` (the n-th receipt, the last again) or
 //! `responses`, unchanged, with the scripted faults **[ext]**; every valid
 //! observation naming stored content is recorded and, for a scenario event,
 //! answered by an unsolicited adversarial intercept response (or never, for
@@ -11,17 +12,18 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use ahp_contract::backend::{
-    rpc_error, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-};
-use ahp_contract::config::Scenario;
-use ahp_contract::entries::{OBSERVED, OBSERVER_BLOCKED, RECEIVED, REPLIED};
-use ahp_contract::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
-use ahp_contract::{log, path, Failure};
 use ahp_sdk::chain::body_refs;
 use ahp_sdk::json::encode;
 use ahp_sdk::schemas::{Schemas, INTERCEPT_REQUEST, OBSERVE_NOTIFICATION};
 use serde_json::{json, Map, Value};
+
+use crate::backend::{
+    rpc_error, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+};
+use crate::config::Scenario;
+use crate::entries::{OBSERVED, OBSERVER_BLOCKED, RECEIVED, REPLIED};
+use crate::suite_server::{SuiteAnswer, SuiteDispatcher, SuiteServer, SuiteShared};
+use crate::{log, path, Failure};
 
 // Scripted faults [ext]: a responseSequences entry {"fault": KIND}; an
 // observeFaults entry "silent".
@@ -66,7 +68,7 @@ pub struct Server {
     held_observers: HashSet<String>,
 }
 
-/// `crate::suites::Suite::server` of the lifecycle suite.
+/// `registry::Suite::server` of the lifecycle suite.
 pub fn new(
     process: &mut SuiteServer,
     schemas: Arc<Schemas>,
@@ -285,7 +287,7 @@ impl SuiteDispatcher for Server {
 /// -32600; `hooks/observe` goes to `observe` (one with an id fails its schema
 /// there, 400); another notification is ignored; `hooks/capabilities` answers
 /// the core discovery result; another method is -32601.
-pub(crate) fn route(
+pub fn route(
     message: &Value,
     observe: impl FnOnce(&Map<String, Value>) -> SuiteAnswer,
     intercept: impl FnOnce(&Map<String, Value>) -> SuiteAnswer,

@@ -1,23 +1,25 @@
-//! A step scenario (docs/LIFECYCLE.md, "Client: the steps"): per request key
-//! a state (pending, staged, published, cancelled; or failed, when its reply
-//! was rejected at acceptance), per slot the call whose reply binds to it.
+//! The step engine's step scenario (docs/LIFECYCLE.md, "Client: the
+//! steps"): per request key a state (pending, staged, published, cancelled;
+//! or failed, when its reply was rejected at acceptance), per slot the call
+//! whose reply binds to it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ahp_contract::channel::{Call, CallError};
-use ahp_contract::config::Scenario;
-use ahp_contract::suite_client::{failed, unsupported, RowError, SuiteClient};
-use ahp_contract::suite_config::step_upload_route;
-use ahp_contract::upload::base64_decode;
-use ahp_contract::{log, path};
 use ahp_sdk::boundaries::{boundary_for, Boundary};
 use ahp_sdk::chain::{observation, settled_event};
 use ahp_sdk::engine::{apply_with, Options};
 use ahp_sdk::json::encode;
 use ahp_sdk::schemas::{INTERCEPT_REQUEST, INTERCEPT_RESPONSE, OBSERVE_NOTIFICATION};
 use serde_json::{json, Map, Value};
+
+use crate::channel::{Call, CallError};
+use crate::config::Scenario;
+use crate::suite_client::{failed, unsupported, RowError, SuiteClient};
+use crate::suite_config::step_upload_route;
+use crate::upload::base64_decode;
+use crate::{log, path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
