@@ -10,31 +10,21 @@ import (
 	"ahp-interop/adapters/go/sdk"
 )
 
-// Suites past core run through the lifecycle commands; the config's suite
-// says which (docs/CONTRACT.md, "One command pair for every suite past core").
-const (
-	SuiteLifecycle   = "lifecycle"
-	SuiteCompaction  = "compaction"
-	SuiteElicitation = "elicitation"
-	SuiteCatalogue   = "catalogue"
-)
-
-// SuitesImplemented are the suites past core the lifecycle commands run.
-var SuitesImplemented = []string{SuiteLifecycle, SuiteCompaction, SuiteElicitation, SuiteCatalogue}
-
-// Implements reports whether suite is one of SuitesImplemented.
-func Implements(suite string) bool {
-	for _, s := range SuitesImplemented {
-		if s == suite {
-			return true
-		}
-	}
-	return false
+// SuiteSpec is what one suite's configs carry beyond the common keys
+// (schemas/contract/<suite>-{client,server}-config.schema.json). Each suite
+// states its own; this layer knows no suite by name.
+type SuiteSpec struct {
+	// Name is the config's suite.
+	Name string
+	// Uploads: the server config must carry uploadAuth and the client config
+	// an upload block (then contentSources too). Without it the server may
+	// carry uploadAuth (else its upload token is one nobody holds) and the
+	// client reads neither upload nor contentSources.
+	Uploads bool
+	// ContentSources: a client config with uploads must carry contentSources
+	// (else an absent one is []).
+	ContentSources bool
 }
-
-// needsUploads: the suites whose configs carry upload blocks (compaction
-// text is inline; the catalogue uses no uploads).
-func needsUploads(suite string) bool { return suite != SuiteCompaction && suite != SuiteCatalogue }
 
 // Unreachable is the reserved backend name a client config's backends define.
 const Unreachable = "unreachable"
@@ -73,18 +63,15 @@ type SuiteServerSettings struct {
 	UploadToken string
 }
 
-// LoadSuiteServer reads a lifecycle server config.
-func LoadSuiteServer(path string) (*SuiteServerSettings, error) {
-	suite, err := RequireSuite(path, SuitesImplemented...)
-	if err != nil {
-		return nil, err
-	}
+// LoadSuiteServer reads a lifecycle server config of the suite spec
+// describes (the caller found spec by the config's suite, RequireSuite).
+func LoadSuiteServer(path string, spec SuiteSpec) (*SuiteServerSettings, error) {
 	base, err := LoadServer(path)
 	if err != nil {
 		return nil, err
 	}
 	f, _ := loadFields(path)
-	up, err := f.section("uploadAuth", needsUploads(suite))
+	up, err := f.section("uploadAuth", spec.Uploads)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +83,7 @@ func LoadSuiteServer(path string) (*SuiteServerSettings, error) {
 	} else {
 		token = RandomToken() // no upload is expected: nobody holds the credential
 	}
-	return &SuiteServerSettings{ServerSettings: base, Suite: suite, UploadToken: token}, nil
+	return &SuiteServerSettings{ServerSettings: base, Suite: spec.Name, UploadToken: token}, nil
 }
 
 // UploadRoute is where one upload goes and with what: the endpoint (""
@@ -181,53 +168,58 @@ func ParseUploadRoute(data map[string]any, file, prefix, def string) (UploadRout
 	return r, nil
 }
 
-// LoadSuiteClient reads a lifecycle client config. For a suite it does not
-// implement, the settings carry only Suite, the rows, the report file and
-// the language (the caller reports every row unsupported).
-func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
+// LoadOtherSuiteClient reads a lifecycle client config of a suite this
+// adapter does not implement: the settings carry only Suite, the rows, the
+// report file and the language (the caller reports every row unsupported),
+// and over stdio what spawning the server takes, so its (empty) receipts
+// can be reported.
+func LoadOtherSuiteClient(path string) (*SuiteClientSettings, error) {
 	suite, err := SuiteOf(path)
 	if err != nil {
 		return nil, err
 	}
 	f, _ := loadFields(path)
-	if !Implements(suite) {
-		c := &ClientSettings{File: path}
-		if _, c.Scenarios, err = f.scenarios("scenarioFile"); err != nil {
-			return nil, err
-		}
-		if c.ReportFile, err = f.path("reportFile"); err != nil {
-			return nil, err
-		}
-		if c.Language, err = f.optStr("language"); err != nil {
-			return nil, err
-		}
-		if c.Language == "" {
-			c.Language = DefaultLanguage
-		}
-		other := &SuiteClientSettings{ClientSettings: c, Suite: suite}
-		// over stdio the server is still spawned, so its (empty) receipts can be reported
-		if f.data["transport"] == "stdio" && f.has("serverCommand") {
-			c.Transport = "stdio"
-			if c.ServerCommand, err = f.command("serverCommand"); err != nil {
-				return nil, err
-			}
-			if c.ServerCwd, err = f.path("serverCwd"); err != nil {
-				return nil, err
-			}
-			if c.ServerConfig, err = f.path("serverConfig"); err != nil {
-				return nil, err
-			}
-			if other.ChildPidFile, err = f.path("childPidFile"); err != nil {
-				return nil, err
-			}
-		}
-		return other, nil
+	c := &ClientSettings{File: path}
+	if _, c.Scenarios, err = f.scenarios("scenarioFile"); err != nil {
+		return nil, err
 	}
+	if c.ReportFile, err = f.path("reportFile"); err != nil {
+		return nil, err
+	}
+	if c.Language, err = f.optStr("language"); err != nil {
+		return nil, err
+	}
+	if c.Language == "" {
+		c.Language = DefaultLanguage
+	}
+	other := &SuiteClientSettings{ClientSettings: c, Suite: suite}
+	if f.data["transport"] == "stdio" && f.has("serverCommand") {
+		c.Transport = "stdio"
+		if c.ServerCommand, err = f.command("serverCommand"); err != nil {
+			return nil, err
+		}
+		if c.ServerCwd, err = f.path("serverCwd"); err != nil {
+			return nil, err
+		}
+		if c.ServerConfig, err = f.path("serverConfig"); err != nil {
+			return nil, err
+		}
+		if other.ChildPidFile, err = f.path("childPidFile"); err != nil {
+			return nil, err
+		}
+	}
+	return other, nil
+}
+
+// LoadSuiteClient reads a lifecycle client config of the suite spec
+// describes (the caller found spec by the config's suite, SuiteOf).
+func LoadSuiteClient(path string, spec SuiteSpec) (*SuiteClientSettings, error) {
 	base, err := LoadClient(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &SuiteClientSettings{ClientSettings: base, Suite: suite, Backends: map[string]BackendSettings{}}
+	f, _ := loadFields(path)
+	s := &SuiteClientSettings{ClientSettings: base, Suite: spec.Name, Backends: map[string]BackendSettings{}}
 	if s.ChildPidFile, err = f.path("childPidFile"); err != nil {
 		return nil, err
 	}
@@ -236,7 +228,7 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 			return nil, err
 		}
 	}
-	if !needsUploads(suite) {
+	if !spec.Uploads {
 		return s, loadBackends(f, s)
 	}
 	up, err := f.section("upload", true)
@@ -253,7 +245,7 @@ func LoadSuiteClient(path string) (*SuiteClientSettings, error) {
 		return nil, up.err("maxBytes", "must be a non-negative integer")
 	}
 	sources, ok := f.data["contentSources"].([]any)
-	if !ok && !f.has("contentSources") && suite != SuiteLifecycle {
+	if !ok && !f.has("contentSources") && !spec.ContentSources {
 		sources, ok = []any{}, true
 	}
 	if !ok {

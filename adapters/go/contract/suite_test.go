@@ -201,15 +201,16 @@ func TestWaitAnyAndCatalogueConfigs(t *testing.T) {
 	write(rows, `{"version": 1, "suite": "catalogue", "scenarios": [{"id": "one", "steps": []}]}`)
 	write(dir+"/server.json", `{"suite": "catalogue", "transport": "http", "readinessFile": "`+dir+`/ready.json",
 		"scenarioFile": "`+rows+`", "auth": {"mode": "none"}}`)
-	server, err := LoadSuiteServer(dir + "/server.json")
-	if err != nil || server.Suite != SuiteCatalogue || server.UploadToken == "" {
+	catalogue := SuiteSpec{Name: "catalogue"} // no uploads
+	server, err := LoadSuiteServer(dir+"/server.json", catalogue)
+	if err != nil || server.Suite != "catalogue" || server.UploadToken == "" {
 		t.Fatalf("a catalogue server config without uploadAuth: %v", err)
 	}
 	write(dir+"/client.json", `{"suite": "catalogue", "transport": "http", "scenarioFile": "`+rows+`",
 		"reportFile": "`+dir+`/report.json", "childPidFile": "`+dir+`/child.json", "auth": {"mode": "none"},
 		"timeoutMs": 1000, "endpoint": "http://127.0.0.1:1/intercept", "controlEndpoint": "http://127.0.0.1:2"}`)
-	client, err := LoadSuiteClient(dir + "/client.json")
-	if err != nil || client.Suite != SuiteCatalogue || len(client.Scenarios) != 1 {
+	client, err := LoadSuiteClient(dir+"/client.json", catalogue)
+	if err != nil || client.Suite != "catalogue" || len(client.Scenarios) != 1 {
 		t.Fatalf("a catalogue client config without upload: %v", err)
 	}
 }

@@ -3,7 +3,8 @@
 //	ahp-go client|server|replay|lifecycle-client|lifecycle-server --config PATH
 //
 // Exit codes: 0 the role did its job, 2 the config is unusable (one stderr
-// line names the file and the field), 1 any other failure.
+// line names the file and the field), 1 any other failure. Every command
+// is routed through the registry of suites (package suites).
 package main
 
 import (
@@ -17,18 +18,8 @@ import (
 	"syscall"
 
 	"ahp-interop/adapters/go/contract"
-	"ahp-interop/adapters/go/suites/core"
-	"ahp-interop/adapters/go/suites/lifecycle"
+	"ahp-interop/adapters/go/suites"
 )
-
-var roles = map[string]func(string) (int, error){
-	"client": core.Client,
-	"server": core.Server,
-	"replay": core.Replay,
-	// every suite past core; the config's suite says which
-	"lifecycle-client": lifecycle.ClientRole,
-	"lifecycle-server": lifecycle.ServerRole,
-}
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: ahp-go client|server|replay|lifecycle-client|lifecycle-server --config PATH")
@@ -49,7 +40,7 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	if len(os.Args) < 2 || roles[os.Args[1]] == nil {
+	if len(os.Args) < 2 || suites.Role(os.Args[1]) == nil {
 		usage()
 		os.Exit(2)
 	}
@@ -60,7 +51,7 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if role != "server" && role != "lifecycle-server" {
+	if role != contract.CommandServer && role != contract.CommandLifecycleServer {
 		// a client's spawned stdio server dies with it, on every exit path
 		signals := make(chan os.Signal, 1)
 		signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -89,5 +80,5 @@ func run(role, config string) (code int, err error) {
 			code, err = 1, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return roles[role](config)
+	return suites.Role(role)(config)
 }

@@ -10,6 +10,17 @@ import (
 	"ahp-interop/adapters/go/sdk"
 )
 
+// Name is the suite's name.
+const Name = "core"
+
+// Suite registers the core suite: the client, server and replay commands
+// (their configs have no suite).
+var Suite = contract.Suite{Name: Name, Roles: map[string]contract.Role{
+	contract.CommandClient: Client,
+	contract.CommandServer: Server,
+	contract.CommandReplay: Replay,
+}}
+
 func logf(role, format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "ahp-go %s: %s\n", role, fmt.Sprintf(format, args...))
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package steps
 
 import (
 	"fmt"
@@ -57,8 +57,8 @@ func (r *stepRun) run() (map[string]any, error) {
 		step, _ := raw.(map[string]any)
 		op, _ := step["op"].(string)
 		if err := ops[op](step); err != nil {
-			if _, isFailure := err.(*rowFailure); isFailure {
-				return nil, failf("steps[%d] (%s): %v", i, op, err)
+			if _, isFailure := err.(*RowFailure); isFailure {
+				return nil, Failf("steps[%d] (%s): %v", i, op, err)
 			}
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func (r *stepRun) run() (map[string]any, error) {
 func str(step map[string]any, name string) (string, error) {
 	s, ok := step[name].(string)
 	if !ok {
-		return "", failf("step %v: %s must be a string", step["op"], name)
+		return "", Failf("step %v: %s must be a string", step["op"], name)
 	}
 	return s, nil
 }
@@ -77,7 +77,7 @@ func str(step map[string]any, name string) (string, error) {
 func (r *stepRun) key(step map[string]any) (string, error) {
 	k, ok := step["key"].(string)
 	if !ok || !hasKey(r.requests, k) {
-		return "", failf("unknown request key %s", sdk.EncodeString(step["key"]))
+		return "", Failf("unknown request key %s", sdk.EncodeString(step["key"]))
 	}
 	return k, nil
 }
@@ -90,18 +90,18 @@ func (r *stepRun) request(key string) (map[string]any, error) {
 		return m, nil
 	}
 	raw, _ := r.requests[key].(map[string]any)
-	prepared, err := r.c.prepare(raw)
+	prepared, err := r.c.Prepare(raw)
 	if err != nil {
 		return nil, err
 	}
-	if prepared, err = r.c.checked(prepared, sdk.InterceptRequest); err != nil {
+	if prepared, err = r.c.Checked(prepared, sdk.InterceptRequest); err != nil {
 		return nil, err
 	}
 	r.sent[key] = prepared
 	return prepared, nil
 }
 
-func (r *stepRun) mark(kind, key string) error { return r.c.mark(r.sid, kind, r.rid(key)) }
+func (r *stepRun) mark(kind, key string) error { return r.c.Mark(r.sid, kind, r.rid(key)) }
 
 func (r *stepRun) opSend(step map[string]any) error {
 	key, err := r.key(step)
@@ -117,7 +117,7 @@ func (r *stepRun) opSend(step map[string]any) error {
 		return err
 	}
 	bypass := step["bypassSDK"] == true
-	r.slots[name] = slot{key, r.c.send(msg, bypass, r.c.timeout(), nil)}
+	r.slots[name] = slot{key, r.c.send(msg, bypass, r.c.Timeout(), nil)}
 	if _, has := r.state[key]; !has && !bypass {
 		r.state[key] = pending
 	}
@@ -133,7 +133,7 @@ func (r *stepRun) opWait(step map[string]any) error {
 	if !has {
 		n = 1
 	}
-	return r.c.post("/wait", map[string]any{"id": r.rid(key), "count": n})
+	return r.c.Post("/wait", map[string]any{"id": r.rid(key), "count": n})
 }
 
 func (r *stepRun) opRelease(step map[string]any) error {
@@ -141,7 +141,7 @@ func (r *stepRun) opRelease(step map[string]any) error {
 	if err != nil {
 		return err
 	}
-	return r.c.post("/release", map[string]any{"id": r.rid(key)})
+	return r.c.Post("/release", map[string]any{"id": r.rid(key)})
 }
 
 func (r *stepRun) opReceive(step map[string]any) error {
@@ -151,20 +151,20 @@ func (r *stepRun) opReceive(step map[string]any) error {
 	}
 	s, ok := r.slots[name]
 	if !ok {
-		return failf("slot %s was never sent", sdk.EncodeString(name))
+		return Failf("slot %s was never sent", sdk.EncodeString(name))
 	}
-	reply, err := result(s.call, r.c.timeout(), fmt.Sprintf("%s: slot %s", r.sid, name))
+	reply, err := Result(s.call, r.c.Timeout(), fmt.Sprintf("%s: slot %s", r.sid, name))
 	if err != nil {
-		return failf("slot %s: %v", name, err)
+		return Failf("slot %s: %v", name, err)
 	}
 	switch r.state[s.key] {
 	case cancelled, staged, published:
 		r.add("ignored", name)
 		return nil
 	}
-	if reply != any(malformed) {
+	if reply != any(Malformed) {
 		if problem := r.c.schemas.Check(sdk.InterceptResponse, reply); problem != "" {
-			logf("client", "%s: slot %s: staged a reply the schema refuses: %s", r.sid, name, problem)
+			Logf("client", "%s: slot %s: staged a reply the schema refuses: %s", r.sid, name, problem)
 		}
 	}
 	r.state[s.key] = staged
@@ -199,11 +199,11 @@ func (r *stepRun) opAccept(step map[string]any) error {
 	delete(r.staged, key)
 	out := r.c.evaluate(request, reply)
 	if out.Unsupported != "" {
-		return &rowUnsupported{out.Unsupported}
+		return Unsupported(out.Unsupported)
 	}
 	if out.Reason != "" {
 		// an operational failure: nothing is published; a later failOpen may publish
-		logf("client", "%s: %s: reply rejected: %s", r.sid, r.rid(key), out.Reason)
+		Logf("client", "%s: %s: reply rejected: %s", r.sid, r.rid(key), out.Reason)
 		r.state[key] = rejected
 		return nil
 	}
@@ -276,16 +276,16 @@ func (r *stepRun) opObserve(step map[string]any) error {
 	}
 	event, err = b.WithValue(event, value)
 	if err != nil {
-		return &rowUnsupported{err.Error()}
+		return Unsupported(err.Error())
 	}
 	if items, has := step["items"]; has {
 		event["items"] = sdk.Clone(items)
 	}
-	msg, err := r.c.prepare(sdk.Observation(sdk.Path(request, "params", "protocolVersion"), event))
+	msg, err := r.c.Prepare(sdk.Observation(sdk.Path(request, "params", "protocolVersion"), event))
 	if err != nil {
 		return err
 	}
-	if msg, err = r.c.checked(msg, ObserveNotification); err != nil {
+	if msg, err = r.c.Checked(msg, ObserveNotification); err != nil {
 		return err
 	}
 	if err := r.c.notify(msg, nil); err != nil {
@@ -306,7 +306,7 @@ func (r *stepRun) opUpload(step map[string]any) error {
 	}
 	size, ok := sdk.Integer(step["size"])
 	if !ok || size < 0 {
-		return failf("upload size must be a non-negative integer")
+		return Failf("upload size must be a non-negative integer")
 	}
 	text, err := str(step, "bodyBase64")
 	if err != nil {
@@ -314,15 +314,15 @@ func (r *stepRun) opUpload(step map[string]any) error {
 	}
 	data, err := decodeBase64(text)
 	if err != nil {
-		return failf("bodyBase64 is not base64")
+		return Failf("bodyBase64 is not base64")
 	}
 	route := r.c.settings.Upload
 	if block, ok := step["upload"].(map[string]any); ok {
 		if route, err = stepRoute(block, r.sid, r.c.settings.Upload); err != nil {
-			return failf("%v", err)
+			return Failf("%v", err)
 		}
 	}
-	status, receipt, err := r.c.upload(route, data, size, sha)
+	status, receipt, err := r.c.Upload(route, data, size, sha)
 	if err != nil {
 		return err
 	}
@@ -346,20 +346,20 @@ func stepRoute(block map[string]any, sid string, config contract.UploadRoute) (c
 
 func (r *stepRun) opEmit(step map[string]any) error {
 	if !r.c.stdio {
-		return failf("emit needs the stdio transport")
+		return Failf("emit needs the stdio transport")
 	}
 	frame := step["response"]
 	id := sdk.Path(frame, "id")
 	arrived := r.c.strays.expect(id)
-	if err := r.c.post("/emit", map[string]any{"response": frame}); err != nil {
+	if err := r.c.Post("/emit", map[string]any{"response": frame}); err != nil {
 		return err
 	}
 	select {
 	case <-arrived:
-	case <-time.After(r.c.timeout()):
-		return failf("the emitted frame %s never reached the reader", sdk.EncodeString(id))
+	case <-time.After(r.c.Timeout()):
+		return Failf("the emitted frame %s never reached the reader", sdk.EncodeString(id))
 	}
-	if err := r.c.mark(r.sid, "discarded", fmt.Sprint(id)); err != nil {
+	if err := r.c.Mark(r.sid, "discarded", fmt.Sprint(id)); err != nil {
 		return err
 	}
 	r.add("ignored", fmt.Sprintf("unsolicited:%v", id))

@@ -1,65 +1,28 @@
-package lifecycle
+package catalogue
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/contract/steps"
+	"ahp-interop/adapters/go/contract/steps/stepstest"
 	"ahp-interop/adapters/go/sdk"
 )
 
-// catalogueRig is an in-process catalogue server (AHP and control
-// listeners) and a client connected to it over HTTP.
-type catalogueRig struct {
-	client       *Client
-	proc         *contract.SuiteServer
-	ahp, control *httptest.Server
-	close        func()
+var decode = stepstest.Decode
+
+func server(s *sdk.Schemas, proc *contract.SuiteServer) (contract.SuiteDispatcher, error) {
+	return NewServer(s, proc), nil
 }
 
-func newCatalogueRig(t *testing.T, rows ...map[string]any) *catalogueRig {
+// newRig is an in-process catalogue server and a client of it over HTTP.
+func newRig(t *testing.T, raw ...map[string]any) (*stepstest.Rig, *rows) {
 	t.Helper()
-	s := schemas(t)
-	var scenarios []contract.Scenario
-	for _, row := range rows {
-		scenarios = append(scenarios, contract.Scenario{ID: row["id"].(string), Raw: row})
-	}
-	proc := contract.NewSuiteServer(&contract.SuiteServerSettings{ServerSettings: &contract.ServerSettings{},
-		Suite: contract.SuiteCatalogue})
-	proc.Backend = NewCatalogueServer(s, proc)
-	ahp := httptest.NewServer(contract.NewSuiteHandler(proc, nil))
-	control := httptest.NewServer(proc.NewControl())
-	settings := &contract.SuiteClientSettings{
-		ClientSettings: &contract.ClientSettings{Transport: "http", TimeoutMs: 5000, Scenarios: scenarios,
-			Endpoint: ahp.URL + "/intercept", Auth: &contract.ClientAuth{Mode: "none", Profile: "strict"}},
-		Suite: contract.SuiteCatalogue,
-	}
-	c := newClient(settings, s)
-	c.control = contract.NewControlClient(control.URL)
-	c.channel = contract.NewHTTPChannel(settings.Endpoint, "", nil)
-	return &catalogueRig{client: c, proc: proc, ahp: ahp, control: control, close: func() {
-		c.close()
-		proc.Shutdown()
-		ahp.Close()
-		control.Close()
-	}}
-}
-
-func (r *catalogueRig) entries() []any { return r.proc.Entries.Snapshot()["entries"].([]any) }
-
-func (r *catalogueRig) post(t *testing.T, base, path, body string) (int, string) {
-	t.Helper()
-	resp, err := http.Post(base+path, "application/json", bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(data)
+	r := &rows{}
+	return stepstest.New(t, server, r, raw...), r
 }
 
 func observeText(id, kind, fields string) string {
@@ -70,21 +33,21 @@ func observeText(id, kind, fields string) string {
 const turnEnd = `, "turn": {"id": "t"}, "outcome": "completed", "continuationCount": 0, "items": []`
 
 func TestCatalogueReceiver(t *testing.T) {
-	r := newCatalogueRig(t)
-	defer r.close()
-	status, body := r.post(t, r.ahp.URL, "/capabilities",
+	r, _ := newRig(t)
+	defer r.Close()
+	status, body := stepstest.Post(t, r.URL, "/capabilities",
 		`{"jsonrpc": "2.0", "id": 7, "method": "hooks/capabilities", "params": {"protocolVersion": "draft"}}`)
 	answer, _ := sdk.Decode([]byte(body))
 	if status != 200 || !sdk.Equal(sdk.Path(answer, "id"), 7) ||
 		!sdk.Equal(sdk.Path(answer, "result", "manifest"), sdk.CatalogueManifest()) {
 		t.Fatalf("discovery: %d %s", status, body)
 	}
-	status, body = r.post(t, r.ahp.URL, "/x", `{"jsonrpc": "2.0", "id": 8, "method": "hooks/capabilities", "params": {}}`)
+	status, body = stepstest.Post(t, r.URL, "/x", `{"jsonrpc": "2.0", "id": 8, "method": "hooks/capabilities", "params": {}}`)
 	if answer, _ = sdk.Decode([]byte(body)); status != 200 || !sdk.Equal(sdk.Path(answer, "error", "code"), contract.InvalidParams) {
 		t.Fatalf("an invalid discovery: %d %s", status, body)
 	}
 	// GET /capabilities: the bare capabilities of M's tool.before entry, unrecorded
-	resp, err := http.Get(r.ahp.URL + "/capabilities")
+	resp, err := http.Get(r.URL + "/capabilities")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET /capabilities: %v", err)
 	}
@@ -111,19 +74,19 @@ func TestCatalogueReceiver(t *testing.T) {
 		{"a no-op", observeText("e", "task.change.after", `, "task": {"id": "k", "operation": "update", "change": {"s": 1}, "prior": {"s": 1}}`), 409},
 		{"an id", strings.Replace(observeText("f", "turn.end", turnEnd), `"jsonrpc": "2.0",`, `"jsonrpc": "2.0", "id": 1,`, 1), 400},
 	} {
-		if status, body := r.post(t, r.ahp.URL, "/observe", probe.message); status != probe.status || body != "" {
+		if status, body := stepstest.Post(t, r.URL, "/observe", probe.message); status != probe.status || body != "" {
 			t.Errorf("%s: %d %q", probe.what, status, body)
 		}
 	}
-	if status, body := r.post(t, r.ahp.URL, "/", `{"jsonrpc": "2.0", "id": 9, "method": "hooks/intercept", "params": {}}`); status != 200 ||
+	if status, body := stepstest.Post(t, r.URL, "/", `{"jsonrpc": "2.0", "id": 9, "method": "hooks/intercept", "params": {}}`); status != 200 ||
 		!strings.Contains(body, "-32601") {
 		t.Errorf("another request: %d %s", status, body)
 	}
-	if status, _ := r.post(t, r.ahp.URL, "/", `{"jsonrpc": "2.0", "method": "hooks/other"}`); status != 204 {
+	if status, _ := stepstest.Post(t, r.URL, "/", `{"jsonrpc": "2.0", "method": "hooks/other"}`); status != 204 {
 		t.Errorf("another notification: %d", status)
 	}
 	var kinds []string
-	for _, e := range r.entries() {
+	for _, e := range r.Entries() {
 		kinds = append(kinds, sdk.Path(e, "kind").(string)+":"+sdk.EncodeString(sdk.Path(e, "eventId"))+
 			":"+sdk.EncodeString(sdk.Path(e, "errorKind")))
 	}
@@ -132,14 +95,14 @@ func TestCatalogueReceiver(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != want {
 		t.Errorf("entries:\n got %s\nwant %s", got, want)
 	}
-	if e := r.entries()[1].(map[string]any); !sdk.Equal(sdk.Path(e, "response", "error", "code"), contract.InvalidParams) {
+	if e := r.Entries()[1].(map[string]any); !sdk.Equal(sdk.Path(e, "response", "error", "code"), contract.InvalidParams) {
 		t.Errorf("the invalid discovery's receipt: %s", sdk.EncodeString(e))
 	}
 	// /wait-observed counts observed and rejected entries alike
-	if status, body := r.post(t, r.control.URL, "/wait-observed", `{"eventId": "a", "count": 3}`); status != 200 {
+	if status, body := stepstest.Post(t, r.ControlURL, "/wait-observed", `{"eventId": "a", "count": 3}`); status != 200 {
 		t.Errorf("/wait-observed: %d %s", status, body)
 	}
-	if status, _ := r.post(t, r.control.URL, "/mark", `{"scenario": "s", "kind": "accepted", "id": "x"}`); status != 404 {
+	if status, _ := stepstest.Post(t, r.ControlURL, "/mark", `{"scenario": "s", "kind": "accepted", "id": "x"}`); status != 404 {
 		t.Errorf("/mark is no catalogue call: %d", status)
 	}
 }
@@ -166,19 +129,19 @@ func TestCatalogueClient(t *testing.T) {
 		}},
 		{"id": "odd", "category": "execution", "steps": []any{map[string]any{"op": "teleport"}}},
 	}
-	r := newCatalogueRig(t, rows...)
-	defer r.close()
-	r.client.discover()
-	if r.client.catalogue.manifest == nil || !sdk.Equal(sdk.Path(r.client.catalogue.discovery, "id"), "discovery") {
-		t.Fatalf("discovery: %s (%s)", sdk.EncodeString(r.client.catalogue.discovery), r.client.catalogue.manifestProblem)
+	r, client := newRig(t, rows...)
+	defer r.Close()
+	client.Start(r.Client)
+	if client.manifest == nil || !sdk.Equal(sdk.Path(client.discovery, "id"), "discovery") {
+		t.Fatalf("discovery: %s (%s)", sdk.EncodeString(client.discovery), client.manifestProblem)
 	}
 	var got []any
-	for _, row := range r.client.settings.Scenarios {
-		got = append(got, r.client.row(row))
+	for _, row := range r.Client.Settings().Scenarios {
+		got = append(got, r.Client.Row(client, row))
 	}
-	expectJSON(t, "notify", got[0], `{"id": "notify", "status": "completed", "actual": {"sent": [`+
+	stepstest.ExpectJSON(t, "notify", got[0], `{"id": "notify", "status": "completed", "actual": {"sent": [`+
 		sdk.EncodeString(valid)+`, `+sdk.EncodeString(invalid)+`, `+sdk.EncodeString(valid)+`], "registrations": []}}`)
-	expectJSON(t, "register", got[1], `{"id": "register", "status": "completed", "actual": {"sent": [],
+	stepstest.ExpectJSON(t, "register", got[1], `{"id": "register", "status": "completed", "actual": {"sent": [],
 		"registrations": [{"accepted": false, "rule": "timeout"}, {"accepted": false, "rule": "schema"}]}}`)
 	if sdk.Path(got[2], "status") != "failed" || !strings.Contains(sdk.Path(got[2], "error").(string), "requirements") {
 		t.Errorf("bad-register: %s", sdk.EncodeString(got[2]))
@@ -187,7 +150,7 @@ func TestCatalogueClient(t *testing.T) {
 		t.Errorf("odd: %s", sdk.EncodeString(got[3]))
 	}
 	var kinds []string
-	for _, e := range r.entries() {
+	for _, e := range r.Entries() {
 		kinds = append(kinds, sdk.Path(e, "kind").(string))
 	}
 	if k := strings.Join(kinds, ","); k != "discovery,observed,rejected,observed" {
@@ -198,15 +161,35 @@ func TestCatalogueClient(t *testing.T) {
 func TestCatalogueClientWithoutDiscovery(t *testing.T) {
 	row := map[string]any{"id": "register", "category": "registration", "steps": []any{
 		map[string]any{"op": "register", "registration": map[string]any{}, "requirements": []any{}, "context": map[string]any{}}}}
-	r := newCatalogueRig(t, row)
-	defer r.close()
-	r.client.channel = contract.BrokenChannel{Reason: "no server"}
-	r.client.discover()
-	if r.client.catalogue.discovery != nil || r.client.catalogue.manifest != nil {
-		t.Fatalf("discovery: %s", sdk.EncodeString(r.client.catalogue.discovery))
+	r, _ := newRig(t, row)
+	defer r.Close()
+	// a client with no channel to the server: strict refuses mtls over plain HTTP
+	settings := *r.Client.Settings()
+	base := *settings.ClientSettings
+	base.Auth = &contract.ClientAuth{Mode: "mtls", Profile: "strict"}
+	settings.ClientSettings = &base
+	c, err := steps.Open(&settings, stepstest.Schemas(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := r.client.row(r.client.settings.Scenarios[0])
-	if sdk.Path(got, "status") != "failed" || !strings.Contains(sdk.Path(got, "error").(string), "no server") {
+	defer c.Close()
+	client := &rows{}
+	client.Start(c)
+	if client.discovery != nil || client.manifest != nil {
+		t.Fatalf("discovery: %s", sdk.EncodeString(client.discovery))
+	}
+	got := c.Row(client, settings.Scenarios[0])
+	if sdk.Path(got, "status") != "failed" || !strings.Contains(sdk.Path(got, "error").(string), "over plain HTTP") {
 		t.Errorf("a register row without a manifest: %s", sdk.EncodeString(got))
+	}
+}
+
+// GET /capabilities answers the bare capabilities of the tool.before
+// intercept entry of M, the manifest hooks/capabilities answers.
+func TestGetCapabilities(t *testing.T) {
+	got, posted := stepstest.GetCapabilities(t, server)
+	want := stepstest.ToolBefore(sdk.Path(posted, "result", "manifest"))
+	if want == nil || !sdk.Equal(got, want) {
+		t.Errorf("GET answered %s, the tool.before entry has %s", sdk.EncodeString(got), sdk.EncodeString(want))
 	}
 }

@@ -1,7 +1,4 @@
-// Package lifecycle is the lifecycle suite (docs/LIFECYCLE.md): the
-// server's held intercepts, response sequences, scripted faults and
-// observations, and the blind client's steps and chains.
-package lifecycle
+package steps
 
 import (
 	"fmt"
@@ -11,7 +8,7 @@ import (
 	"ahp-interop/adapters/go/sdk"
 )
 
-// Schema names of the lifecycle suite.
+// Schema names the step engine checks against.
 const (
 	ObserveNotification = "observe-notification.schema.json"
 	UploadReceipt       = "content-upload-receipt.schema.json"
@@ -36,7 +33,8 @@ func unsolicitedObserver() map[string]any {
 	}}
 }
 
-func logf(role, format string, args ...any) {
+// Logf writes one stderr line of role.
+func Logf(role, format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "ahp-go %s: %s\n", role, fmt.Sprintf(format, args...))
 }
 
@@ -58,7 +56,11 @@ type rowKey struct {
 	key string
 }
 
-// Server is the AHP side of a lifecycle server.
+// Server is the step server's AHP side (docs/LIFECYCLE.md): each request
+// of the rows answered by its id from their responses or response
+// sequences (held at its barrier until released, or a scripted fault), each
+// observation recorded and answered by an unsolicited frame unless a silent
+// observer never answers it.
 type Server struct {
 	schemas  *sdk.Schemas
 	proc     *contract.SuiteServer
@@ -98,7 +100,7 @@ func NewServer(schemas *sdk.Schemas, proc *contract.SuiteServer, rows []contract
 func (s *Server) Dispatch(message any) (answer contract.SuiteAnswer) {
 	msg, ok := message.(map[string]any)
 	if !ok {
-		return reply(contract.RPCError(nil, contract.InvalidRequest, "not a single JSON-RPC object", nil))
+		return Reply(contract.RPCError(nil, contract.InvalidRequest, "not a single JSON-RPC object", nil))
 	}
 	method, _ := msg["method"].(string)
 	if method == "hooks/observe" {
@@ -106,28 +108,29 @@ func (s *Server) Dispatch(message any) (answer contract.SuiteAnswer) {
 	}
 	id, hasID := msg["id"]
 	if !hasID {
-		logf("server", "ignored a notification %s", sdk.EncodeString(msg["method"]))
+		Logf("server", "ignored a notification %s", sdk.EncodeString(msg["method"]))
 		return contract.SuiteAnswer{}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			logf("server", "internal error: %v", r)
-			answer = reply(contract.RPCError(id, contract.InternalError, "internal error", nil))
+			Logf("server", "internal error: %v", r)
+			answer = Reply(contract.RPCError(id, contract.InternalError, "internal error", nil))
 		}
 	}()
 	switch method {
 	case "hooks/intercept":
 		return s.intercept(msg)
 	case "hooks/capabilities":
-		return reply(map[string]any{"jsonrpc": "2.0", "id": id, "result": sdk.DiscoveryResult()})
+		return Reply(map[string]any{"jsonrpc": "2.0", "id": id, "result": sdk.DiscoveryResult()})
 	}
-	return reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
+	return Reply(contract.RPCError(id, contract.MethodNotFound, "method not found", nil))
 }
 
 // Manifest is the core discovery manifest, as hooks/capabilities answers.
 func (s *Server) Manifest() map[string]any { return sdk.DiscoveryManifest() }
 
-func reply(v any) contract.SuiteAnswer { return contract.SuiteAnswer{Reply: v, HasReply: true} }
+// Reply is the answer that writes v.
+func Reply(v any) contract.SuiteAnswer { return contract.SuiteAnswer{Reply: v, HasReply: true} }
 
 func (s *Server) missingRefs(msg map[string]any) []string {
 	var missing []string
@@ -147,8 +150,8 @@ func (s *Server) intercept(msg map[string]any) contract.SuiteAnswer {
 	}
 	refuse := func(status int, format string, args ...any) contract.SuiteAnswer {
 		text := fmt.Sprintf(format, args...)
-		logf("server", "intercept %s: %s", sdk.EncodeString(id), text)
-		a := reply(contract.RPCError(id, contract.InvalidParams, text, nil))
+		Logf("server", "intercept %s: %s", sdk.EncodeString(id), text)
+		a := Reply(contract.RPCError(id, contract.InvalidParams, text, nil))
 		a.Before, a.Status = replied, status
 		return a
 	}
@@ -174,27 +177,27 @@ func (s *Server) intercept(msg map[string]any) contract.SuiteAnswer {
 	gate := s.proc.Barriers.Wait(sid)
 	switch FaultOf(response) {
 	case FaultTimeout:
-		logf("server", "intercept %s: scripted timeout (receipt %d)", sid, n)
+		Logf("server", "intercept %s: scripted timeout (receipt %d)", sid, n)
 		return contract.SuiteAnswer{Never: true}
 	case FaultServerError:
-		a := reply(contract.RPCError(id, contract.InternalError, "scripted server error", nil))
+		a := Reply(contract.RPCError(id, contract.InternalError, "scripted server error", nil))
 		a.Status, a.Gate, a.Before = 500, gate, replied
 		return a
 	case FaultMalformed:
 		return contract.SuiteAnswer{Raw: MalformedBody, HasReply: true, Gate: gate, Before: replied}
 	}
-	a := reply(response)
+	a := Reply(response)
 	a.Gate, a.Before = gate, replied
 	return a
 }
 
 func (s *Server) observe(msg map[string]any) contract.SuiteAnswer {
 	if problem := s.schemas.Check(ObserveNotification, msg); problem != "" {
-		logf("server", "invalid observation: %s", problem)
+		Logf("server", "invalid observation: %s", problem)
 		return contract.SuiteAnswer{Status: 400}
 	}
 	if missing := s.missingRefs(msg); len(missing) > 0 {
-		logf("server", "observation names no stored content: %s", sdk.EncodeString(missing[0]))
+		Logf("server", "observation names no stored content: %s", sdk.EncodeString(missing[0]))
 		return contract.SuiteAnswer{Status: 409}
 	}
 	event, _ := sdk.Path(msg, "params", "event").(map[string]any)
@@ -212,47 +215,10 @@ func (s *Server) observe(msg map[string]any) contract.SuiteAnswer {
 	}
 	if faults, isList := sdk.Path(found.row.Raw, "observeFaults", found.key).([]any); isList &&
 		n <= len(faults) && faults[n-1] == Silent {
-		logf("server", "observation %d of %s: a silent observer", n, eid)
+		Logf("server", "observation %d of %s: a silent observer", n, eid)
 		return contract.SuiteAnswer{Never: true}
 	}
-	return reply(unsolicitedObserver()) // deliberately adversarial: a client must ignore it
+	return Reply(unsolicitedObserver()) // deliberately adversarial: a client must ignore it
 }
 
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-// Serve runs the lifecycle server role.
-func Serve(settings *contract.SuiteServerSettings) (int, error) {
-	schemas, err := contract.LoadSchemas(settings.File, settings.SchemaDir)
-	if err != nil {
-		return 2, err
-	}
-	for _, name := range []string{sdk.InterceptRequest, ObserveNotification} {
-		if _, err := schemas.Compile(name); err != nil {
-			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
-		}
-	}
-	proc := contract.NewSuiteServer(settings)
-	switch settings.Suite {
-	case contract.SuiteCompaction:
-		proc.Backend = NewCompactionServer(schemas, proc, settings.Scenarios)
-	case contract.SuiteCatalogue:
-		if _, err := schemas.Compile(sdk.CapabilitiesRequest); err != nil {
-			return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
-		}
-		proc.Backend = NewCatalogueServer(schemas, proc)
-	case contract.SuiteElicitation:
-		for _, name := range sdk.ElicitationDefinitions() {
-			if _, err := schemas.Compile(name); err != nil {
-				return 2, &contract.ConfigError{File: settings.File, Field: "schemaDir", Msg: err.Error()}
-			}
-		}
-		source, err := authenticatedSource(settings)
-		if err != nil {
-			return 2, err
-		}
-		proc.Backend = NewElicitationServer(schemas, proc, settings.Scenarios, source)
-	default:
-		proc.Backend = NewServer(schemas, proc, settings.Scenarios)
-	}
-	return proc.Run()
-}

@@ -1,49 +1,29 @@
-package lifecycle
+package elicitation
 
 import (
 	"encoding/base64"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/contract/steps/stepstest"
 	"ahp-interop/adapters/go/sdk"
 )
 
-// newElicitationRig is an in-process elicitation server (AHP, control and
-// upload listeners) and a client over HTTP.
-func newElicitationRig(t *testing.T, rows ...map[string]any) *rig {
+var (
+	decode     = stepstest.Decode
+	expectJSON = stepstest.ExpectJSON
+)
+
+func server(s *sdk.Schemas, proc *contract.SuiteServer) (contract.SuiteDispatcher, error) {
+	return NewServer(s, proc, proc.Settings.Scenarios, "authenticated:test"), nil
+}
+
+// newRig is an in-process elicitation server and a client of it over HTTP.
+func newRig(t *testing.T, raw ...map[string]any) *stepstest.Rig {
 	t.Helper()
-	s := schemas(t)
-	var scenarios []contract.Scenario
-	for _, row := range rows {
-		scenarios = append(scenarios, contract.Scenario{ID: row["id"].(string), Raw: row})
-	}
-	proc := contract.NewSuiteServer(&contract.SuiteServerSettings{ServerSettings: &contract.ServerSettings{},
-		Suite: contract.SuiteElicitation, UploadToken: uploadToken})
-	proc.Backend = NewElicitationServer(s, proc, scenarios, "authenticated:test")
-	ahp := httptest.NewServer(contract.NewSuiteHandler(proc, nil))
-	control := httptest.NewServer(contract.NewSuiteControl(proc.Entries, proc.Barriers))
-	upload := httptest.NewServer(&contract.UploadHandler{Token: uploadToken, Store: proc.Store, Entries: proc.Entries})
-	t.Setenv("AHP_TEST_UPLOAD_TOKEN", uploadToken)
 	t.Setenv(UnauthorizedTokenEnv, "not-the-upload-token-0123")
-	settings := &contract.SuiteClientSettings{
-		ClientSettings: &contract.ClientSettings{Transport: "http", TimeoutMs: 5000, Scenarios: scenarios,
-			Endpoint: ahp.URL + "/intercept", Auth: &contract.ClientAuth{Mode: "none", Profile: "strict"}},
-		Suite:  contract.SuiteElicitation,
-		Upload: contract.UploadRoute{Endpoint: upload.URL + contract.UploadPath, TokenEnv: "AHP_TEST_UPLOAD_TOKEN", Timeout: 5 * time.Second},
-	}
-	c := newClient(settings, s)
-	c.control = contract.NewControlClient(control.URL)
-	c.channel = contract.NewHTTPChannel(settings.Endpoint, "", nil)
-	return &rig{client: c, proc: proc, close: func() {
-		c.close()
-		proc.Shutdown()
-		ahp.Close()
-		control.Close()
-		upload.Close()
-	}}
+	return stepstest.New(t, server, &rows{forms: sdk.NewFormSchemas()}, raw...)
 }
 
 func eliEvent(id, kind, extra string) string {
@@ -68,9 +48,9 @@ func TestElicitationWireRow(t *testing.T) {
 		map[string]any{"op": "send", "message": decode(t, eliEvent("w:2", sdk.ElicitationRequest, request+attachment))},
 		map[string]any{"op": "send", "message": decode(t, `{"jsonrpc": "2.0", "id": 7, "method": "hooks/intercept", "params": {}}`)},
 	}}
-	r := newElicitationRig(t, row)
-	defer r.close()
-	steps := r.run(t, row)["steps"].([]any)
+	r := newRig(t, row)
+	defer r.Close()
+	steps := r.Run(t, row)["steps"].([]any)
 	want := []string{`"status":401`, `"outcome":"rejected","response":null,"status":409`, `"status":201`,
 		`"outcome":"accepted"`, `"error":-32602,"op":"send","outcome":"rejected","response":null,"status":400`}
 	for i, w := range want {
@@ -78,10 +58,10 @@ func TestElicitationWireRow(t *testing.T) {
 			t.Errorf("step %d: %s lacks %s", i, got, w)
 		}
 	}
-	if got := r.kinds("wire"); got != "row-start" {
+	if got := r.Kinds("wire"); got != "row-start" {
 		t.Errorf("marks: %s", got)
 	}
-	if got := r.kinds("w:2") + "|" + r.kinds("w:1"); got != "elicitation|" {
+	if got := r.Kinds("w:2") + "|" + r.Kinds("w:1"); got != "elicitation|" {
 		t.Errorf("receipts: %s", got)
 	}
 }
@@ -101,13 +81,27 @@ func TestElicitationAtomicMerge(t *testing.T) {
 		"resultCapabilities": decode(t, `{"effects": []}`)},
 		"responses": map[string]any{"bad:request": decode(t, `{"jsonrpc": "2.0", "id": "bad:request", "result": {"protocolVersion": "draft",
 			"effects": [{"type": "return", "value": {"action": "accept", "content": {"seats": 99}}}]}}`)}}
-	r := newElicitationRig(t, row, broken)
-	defer r.close()
-	expectJSON(t, "merge", r.run(t, row), `{"request": "allowed", "result": "accepted",
+	r := newRig(t, row, broken)
+	defer r.Close()
+	expectJSON(t, "merge", r.Run(t, row), `{"request": "allowed", "result": "accepted",
 		"published": {"action": "accept", "content": {"seats": 3}}, "provenance": "hook"}`)
-	expectJSON(t, "a return breaking the form", r.run(t, broken), `{"request": "rejected", "result": "not-sent",
+	expectJSON(t, "a return breaking the form", r.Run(t, broken), `{"request": "rejected", "result": "not-sent",
 		"published": null, "provenance": null}`)
-	if got := r.kinds("at:request") + "," + r.kinds("at:result") + "," + r.kinds("bad:result"); got != "elicitation,elicitation," {
+	if got := r.Kinds("at:request") + "," + r.Kinds("at:result") + "," + r.Kinds("bad:result"); got != "elicitation,elicitation," {
 		t.Errorf("receipts: %s", got)
+	}
+}
+
+// GET /capabilities answers the bare capabilities of the tool.before
+// intercept entry of the core manifest: this server answers no
+// hooks/capabilities (a POSTed one is judged as an intercept and refused).
+func TestGetCapabilities(t *testing.T) {
+	got, posted := stepstest.GetCapabilities(t, server)
+	want := stepstest.ToolBefore(sdk.DiscoveryManifest())
+	if want == nil || !sdk.Equal(got, want) {
+		t.Errorf("GET answered %s, the tool.before entry has %s", sdk.EncodeString(got), sdk.EncodeString(want))
+	}
+	if !sdk.Equal(sdk.Path(posted, "error", "code"), contract.InvalidParams) {
+		t.Errorf("a POSTed hooks/capabilities: %s", sdk.EncodeString(posted))
 	}
 }

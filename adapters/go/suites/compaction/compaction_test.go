@@ -1,12 +1,22 @@
-package lifecycle
+package compaction
 
 import (
-	"net/http/httptest"
 	"testing"
 
 	"ahp-interop/adapters/go/contract"
+	"ahp-interop/adapters/go/contract/steps/stepstest"
 	"ahp-interop/adapters/go/sdk"
 )
+
+var (
+	decode     = stepstest.Decode
+	expectJSON = stepstest.ExpectJSON
+	list       = stepstest.List
+)
+
+func server(s *sdk.Schemas, proc *contract.SuiteServer) (contract.SuiteDispatcher, error) {
+	return NewServer(s, proc, proc.Settings.Scenarios), nil
+}
 
 func compactionRequest(t *testing.T, id, instructions string) map[string]any {
 	return decode(t, `{"jsonrpc": "2.0", "id": "`+id+`:before", "method": "hooks/intercept", "params": {
@@ -23,62 +33,39 @@ func textPart(id, text string) string {
 	return `{"id": "` + id + `", "kind": "text", "mediaType": "text/plain", "selection": "body", "text": "` + text + `"}`
 }
 
-// newCompactionRig is an in-process compaction server and a client over HTTP.
-func newCompactionRig(t *testing.T, rows ...map[string]any) *rig {
+// newRig is an in-process compaction server and a client of it over HTTP.
+func newRig(t *testing.T, raw ...map[string]any) *stepstest.Rig {
 	t.Helper()
-	s := schemas(t)
-	var scenarios []contract.Scenario
-	for _, row := range rows {
-		scenarios = append(scenarios, contract.Scenario{ID: row["id"].(string), Raw: row})
-	}
-	proc := contract.NewSuiteServer(&contract.SuiteServerSettings{ServerSettings: &contract.ServerSettings{},
-		Suite: contract.SuiteCompaction, UploadToken: uploadToken})
-	proc.Backend = NewCompactionServer(s, proc, scenarios)
-	ahp := httptest.NewServer(contract.NewSuiteHandler(proc, nil))
-	control := httptest.NewServer(contract.NewSuiteControl(proc.Entries, proc.Barriers))
-	settings := &contract.SuiteClientSettings{
-		ClientSettings: &contract.ClientSettings{Transport: "http", TimeoutMs: 5000, Scenarios: scenarios,
-			Endpoint: ahp.URL + "/intercept", Auth: &contract.ClientAuth{Mode: "none", Profile: "strict"}},
-		Suite: contract.SuiteCompaction, Backends: map[string]contract.BackendSettings{},
-	}
-	c := newClient(settings, s)
-	c.control = contract.NewControlClient(control.URL)
-	c.channel = contract.NewHTTPChannel(settings.Endpoint, "", nil)
-	return &rig{client: c, proc: proc, close: func() {
-		c.close()
-		proc.Shutdown()
-		ahp.Close()
-		control.Close()
-	}}
+	return stepstest.New(t, server, rows{}, raw...)
 }
 
 func TestCompactionSuppliedSummaryThenEdit(t *testing.T) {
 	id := "sup"
 	row := map[string]any{"id": id, "request": compactionRequest(t, id, ""),
-		"before": steps(t, `[{"id": "store", "mode": "intercept"}, {"id": "audit", "mode": "observe"}]`),
-		"after":  steps(t, `[{"id": "trim", "mode": "intercept"}]`),
+		"before": list(t, `[{"id": "store", "mode": "intercept"}, {"id": "audit", "mode": "observe"}]`),
+		"after":  list(t, `[{"id": "trim", "mode": "intercept"}]`),
 		"responseSequences": decode(t, `{
 			"before": [{"jsonrpc": "2.0", "id": "sup:before", "result": {"protocolVersion": "draft",
 				"effects": [{"type": "return", "value": [`+textPart("g", "given")+`]}]}}],
 			"after": [{"jsonrpc": "2.0", "id": "sup:after", "result": {"protocolVersion": "draft",
 				"effects": [{"type": "modify", "target": "summary", "operation": "replace",
 				"value": [`+textPart("g", "edited")+`]}]}}]}`)}
-	r := newCompactionRig(t, row)
-	defer r.close()
-	expectJSON(t, "actual", r.run(t, row), `{"applied": true, "instructions": [],
+	r := newRig(t, row)
+	defer r.Close()
+	expectJSON(t, "actual", r.Run(t, row), `{"applied": true, "instructions": [],
 		"summary": [`+textPart("g", "edited")+`],
 		"execution": {"status": "skipped", "reason": "supplied_result"},
 		"provenance": {"kind": "supplied", "supplier": "store"},
 		"before": {"called": ["store"], "failures": [], "observations": ["audit"]},
 		"after": {"called": ["trim"], "failures": [], "observations": []}}`)
-	if got := r.kinds("sup:before"); got != "received,replied,chain-settled,observed" {
+	if got := r.Kinds("sup:before"); got != "received,replied,chain-settled,observed" {
 		t.Errorf("before entries: %s", got)
 	}
-	if got := r.kinds("sup:after"); got != "received,replied,chain-settled" {
+	if got := r.Kinds("sup:after"); got != "received,replied,chain-settled" {
 		t.Errorf("after entries: %s", got)
 	}
 	// the after request carries the supplied summary and no state on its first call
-	for _, e := range r.proc.Entries.Snapshot()["entries"].([]any) {
+	for _, e := range r.Proc.Entries.Snapshot()["entries"].([]any) {
 		if sdk.Path(e, "id") == "sup:after" && sdk.Path(e, "kind") == "received" {
 			if sdk.Path(e, "message", "params", "state") != nil {
 				t.Error("the first after call carries a state")
@@ -91,16 +78,16 @@ func TestCompactionSuppliedSummaryThenEdit(t *testing.T) {
 func TestCompactionGeneratedAndFailClosedAfter(t *testing.T) {
 	id := "gen"
 	row := map[string]any{"id": id, "request": compactionRequest(t, id, `, "instructions": [`+textPart("i", "Keep dates.")+`]`),
-		"after":             steps(t, `[{"id": "gate", "mode": "intercept", "failurePolicy": "fail-closed"}, {"id": "late", "mode": "intercept"}]`),
+		"after":             list(t, `[{"id": "gate", "mode": "intercept", "failurePolicy": "fail-closed"}, {"id": "late", "mode": "intercept"}]`),
 		"responseSequences": decode(t, `{"before": [{"fault": "server-error"}], "after": [{"fault": "malformed"}]}`)}
-	r := newCompactionRig(t, row)
-	defer r.close()
-	expectJSON(t, "actual", r.run(t, row), `{"applied": false, "instructions": [`+textPart("i", "Keep dates.")+`],
+	r := newRig(t, row)
+	defer r.Close()
+	expectJSON(t, "actual", r.Run(t, row), `{"applied": false, "instructions": [`+textPart("i", "Keep dates.")+`],
 		"summary": null, "execution": null, "provenance": null,
 		"before": {"called": [], "failures": [], "observations": []},
 		"after": {"called": ["gate"], "failures": ["gate"], "observations": ["late"]}}`)
 	var observed any
-	for _, e := range r.proc.Entries.Snapshot()["entries"].([]any) {
+	for _, e := range r.Proc.Entries.Snapshot()["entries"].([]any) {
 		if sdk.Path(e, "kind") == "observed" {
 			observed = sdk.Path(e, "event", "summary")
 		}
@@ -119,12 +106,23 @@ func TestCompactionNegativeUnrecorded(t *testing.T) {
 		{"id": "neg-id", "negative": compactionRequest(t, "nobody", "")},
 		{"id": "neg-schema", "negative": decode(t, `{"jsonrpc": "2.0", "id": "run:before", "method": "hooks/intercept", "params": {}}`)},
 	}
-	r := newCompactionRig(t, run)
-	defer r.close()
+	r := newRig(t, run)
+	defer r.Close()
 	for _, neg := range negatives {
-		expectJSON(t, neg["id"].(string), r.run(t, neg), `{"error": -32602}`)
+		expectJSON(t, neg["id"].(string), r.Run(t, neg), `{"error": -32602}`)
 	}
-	if n := len(r.proc.Entries.Snapshot()["entries"].([]any)); n != 0 {
+	if n := len(r.Proc.Entries.Snapshot()["entries"].([]any)); n != 0 {
 		t.Errorf("%d entries recorded", n)
+	}
+}
+
+// GET /capabilities answers the bare capabilities of the tool.before
+// intercept entry of the core manifest, the one hooks/capabilities answers.
+func TestGetCapabilities(t *testing.T) {
+	got, posted := stepstest.GetCapabilities(t, server)
+	manifest := sdk.Path(posted, "result", "manifest")
+	want := stepstest.ToolBefore(manifest)
+	if want == nil || !sdk.Equal(got, want) || !sdk.Equal(manifest, sdk.DiscoveryManifest()) {
+		t.Errorf("GET answered %s, the tool.before entry has %s", sdk.EncodeString(got), sdk.EncodeString(want))
 	}
 }
