@@ -47,7 +47,7 @@ import {
 } from "../contract/config.js";
 import { ControlError, type ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { catalogueControlRoutes } from "../contract/lifecycleControl.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
   Acknowledgement,
@@ -453,6 +453,17 @@ export interface CatalogueServerOptions {
   readonly waitLimitMs?: number;
 }
 
+/**
+ * The control calls of the suite (docs/CATALOGUE.md): `/wait-observed`
+ * counts the event's verdicts, `observed` or `rejected`; nothing is held.
+ */
+const CONTROL_CALLS = [
+  "GET /health",
+  "GET /receipts",
+  "POST /wait-observed",
+  "POST /shutdown",
+];
+
 /** The catalogue suite's server, and the entry log it records into. */
 export function catalogueServer(options: CatalogueServerOptions): {
   suite: SuiteServer;
@@ -462,7 +473,11 @@ export function catalogueServer(options: CatalogueServerOptions): {
   const suite: SuiteServer = {
     behaviour: new CatalogueBehaviour(log, options.schemas),
     controlRoutes: (context) =>
-      catalogueControlRoutes(context, log, options.waitLimitMs),
+      stepControlRoutes(context, log, {
+        waitLimitMs: options.waitLimitMs,
+        observedKinds: ["observed", "rejected"],
+        calls: CONTROL_CALLS,
+      }),
     onStop: () => log.stop(),
   };
   return { suite, log };

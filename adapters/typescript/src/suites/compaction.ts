@@ -57,7 +57,7 @@ import {
 } from "../contract/config.js";
 import { ControlError, type ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
   RawReply,
@@ -807,7 +807,10 @@ export function compactionServer(
   const suite: SuiteServer = {
     behaviour: new CompactionBehaviour(sequencesOf(rows), log, options.schemas),
     controlRoutes: (context) =>
-      lifecycleControlRoutes(context, log, holds, options.waitLimitMs),
+      stepControlRoutes(context, log, {
+        holds,
+        waitLimitMs: options.waitLimitMs,
+      }),
     onStop: () => {
       holds.releaseAll();
       log.stop();

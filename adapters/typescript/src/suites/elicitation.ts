@@ -77,9 +77,8 @@ import {
 } from "../contract/config.js";
 import { ControlClient, ControlError } from "../contract/controlClient.js";
 import { startChildServer, type ChildServer } from "../contract/childServer.js";
-import type { ControlRoutes } from "../contract/control.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
   RawReply,
@@ -837,19 +836,13 @@ export function elicitationServer(
       for (const [id, response] of row.responses) responses.set(id, response);
   const suite: SuiteServer = {
     behaviour: new ElicitationBehaviour(receiver, responses, log),
-    controlRoutes: (context) => {
-      const all = lifecycleControlRoutes(
-        context,
-        log,
+    controlRoutes: (context) =>
+      stepControlRoutes(context, log, {
         holds,
-        options.waitLimitMs,
-        [ROW_START],
-      );
-      const routes: ControlRoutes = Object.fromEntries(
-        Object.entries(all).filter(([call]) => CONTROL_CALLS.includes(call)),
-      );
-      return routes;
-    },
+        waitLimitMs: options.waitLimitMs,
+        markKinds: [ROW_START],
+        calls: CONTROL_CALLS,
+      }),
     listeners: [
       {
         readinessKey: "uploadEndpoint",

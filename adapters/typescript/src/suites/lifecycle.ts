@@ -89,7 +89,7 @@ import {
   type Wire,
 } from "../contract/steps.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
 import { writeReport, type ResultEntry } from "../contract/report.js";
 import {
   RawReply,
@@ -1255,7 +1255,10 @@ export function lifecycleServer(
       options.schemas,
     ),
     controlRoutes: (context) =>
-      lifecycleControlRoutes(context, log, holds, options.waitLimitMs),
+      stepControlRoutes(context, log, {
+        holds,
+        waitLimitMs: options.waitLimitMs,
+      }),
     listeners: [
       {
         readinessKey: "uploadEndpoint",
