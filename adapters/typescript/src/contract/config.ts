@@ -354,22 +354,11 @@ export function readScenarios(
 
 // ---------------------------------------------------------------- step-driven suites
 
-/** The suites whose server is driven by steps (docs/LIFECYCLE.md, docs/CATALOGUE.md). */
-export type StepSuite =
-  "lifecycle" | "catalogue" | "compaction" | "elicitation";
-
-/** Every step-driven suite this adapter runs (the lifecycle commands). */
-export const STEP_SUITES: readonly StepSuite[] = [
-  "lifecycle",
-  "catalogue",
-  "compaction",
-  "elicitation",
-];
-
 /**
  * The `suite` a step-driven config names (`lifecycle` when absent), to pick
  * the module that reads the config for good; null when the file cannot be
- * read or `suite` is not a string (that module then says why).
+ * read or `suite` is not a string (the command's fallback for a suite no
+ * module runs reads it again and says why).
  */
 export function stepSuiteOf(path: string): string | null {
   try {
@@ -382,9 +371,17 @@ export function stepSuiteOf(path: string): string | null {
   }
 }
 
+/** What reading a step-driven server config needs to know of the suite it runs. */
+export interface StepServerSpec {
+  /** The config's `suite` the server runs. */
+  readonly name: string;
+  /** Whether its server runs the upload receiver (`uploadAuth` is then required). */
+  readonly uploads: boolean;
+}
+
 export interface StepServerSettings {
   readonly configFile: string;
-  readonly suite: StepSuite;
+  readonly suite: string;
   readonly transport: Transport;
   readonly readinessFile: string;
   readonly scenarioFile: string;
@@ -444,36 +441,35 @@ export interface StepClientSettings {
   readonly language: string;
 }
 
-/** The suites whose server runs the upload receiver (`uploadAuth` required). */
-const UPLOADING_SUITES: readonly string[] = ["lifecycle", "elicitation"];
+/** The config's `suite` (`lifecycle` when absent), when it is one of `known`; else the field fails. */
+function knownSuite(config: Fields, known: readonly string[]): string {
+  const suite = config.value("suite") ?? "lifecycle";
+  if (typeof suite !== "string" || !known.includes(suite))
+    config.fail(
+      "suite",
+      `unknown suite ${JSON.stringify(suite)}: this server runs ${known.join(", ")}`,
+    );
+  return suite;
+}
 
 /**
- * The step-driven server config; `suites` are the suites this server runs.
- * `uploadAuth` is required by the suites that upload (lifecycle, elicitation).
+ * The step-driven server config of the suite `spec` names; `uploadAuth` is
+ * required by a suite that uploads, and not read for another.
  */
 export function readStepServerConfig(
   path: string,
-  suites: readonly StepSuite[],
+  spec: StepServerSpec,
 ): StepServerSettings {
   const config: Fields = configFields(path);
-  const suite = config.value("suite") ?? "lifecycle";
-  if (
-    typeof suite !== "string" ||
-    !(suites as readonly string[]).includes(suite)
-  )
-    config.fail(
-      "suite",
-      `unknown suite ${JSON.stringify(suite)}: this server runs ${STEP_SUITES.join(", ")}`,
-    );
-  // Only the uploading suites read uploadAuth; another suite's is unused.
-  const uploadToken = UPLOADING_SUITES.includes(suite)
+  const suite = knownSuite(config, [spec.name]);
+  const uploadToken = spec.uploads
     ? (
         config.object("uploadAuth") ?? config.fail("uploadAuth", "is required")
       ).requiredString("token")
     : null;
   return {
     configFile: path,
-    suite: suite as StepSuite,
+    suite,
     transport: config.oneOf("transport", ["http", "stdio"] as const, "http"),
     readinessFile: config.requiredString("readinessFile"),
     scenarioFile: config.requiredString("scenarioFile"),
@@ -482,6 +478,16 @@ export function readStepServerConfig(
     uploadToken,
     schemaDir: schemaDirFor(config.optionalString("schemaDir")),
   };
+}
+
+/**
+ * A step-driven server config whose `suite` is none of `known` (the suites
+ * this server runs): the ConfigError naming `suite`, or whatever else makes
+ * the file unusable first, as `readStepServerConfig` finds it.
+ */
+export function refuseStepSuite(path: string, known: readonly string[]): never {
+  const suite = knownSuite(configFields(path), known);
+  throw new Error(`suite ${suite} is one this server runs`);
 }
 
 function positiveInteger(

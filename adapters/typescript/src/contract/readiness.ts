@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 export interface Readiness {
   readonly endpoint: string | null;
   readonly controlEndpoint: string;
-  /** The lifecycle suite's upload receiver, and any other listener a suite publishes. */
+  /** The upload receiver (stepServer.ts), and any other listener a suite publishes. */
   readonly [listener: string]: string | number | null;
   readonly pid: number;
 }

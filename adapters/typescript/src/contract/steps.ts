@@ -1,7 +1,9 @@
-// What the step-driven suites' clients (docs/LIFECYCLE.md, docs/CATALOGUE.md)
-// share: the wire to the run's server (HTTP(S) with the run's credentials,
-// or the stdio server the client starts itself), the control client of
-// that server, and setting problems reported as config problems.
+// The step engine's wire: what every step-driven client (docs/LIFECYCLE.md
+// and the suites that run on its commands) talks to its server through: the
+// wire to the run's server (HTTP(S) with the run's credentials, or the stdio
+// server the client starts itself), the control client of that server, a
+// reply judged under the core rules, and setting problems reported as config
+// problems. It knows no suite: a suite gives its routes (`WireOptions`).
 
 import { clientCredential } from "../sdk/auth.js";
 import { CodecError, decodeJson } from "../sdk/codec.js";
@@ -10,7 +12,8 @@ import {
   interceptUrl,
   postForm,
 } from "../sdk/httpTransport.js";
-import type { Json } from "../sdk/json.js";
+import type { EngineDeps, Outcome } from "../sdk/engine.js";
+import type { Json, JsonObject } from "../sdk/json.js";
 import { loadSchemas, type SchemaSet } from "../sdk/schemas.js";
 import { SettingError } from "../sdk/settings.js";
 import { clientTls, requiresHttps, type ClientTls } from "../sdk/tls.js";
@@ -66,8 +69,8 @@ export interface WireOptions {
   readonly refuses: (status: number) => boolean;
 }
 
-/** The lifecycle suite's: POSTs to `.../intercept`; any status of 400 or more refuses. */
-export const LIFECYCLE_WIRE: WireOptions = {
+/** The default: POSTs to `.../intercept`; any status of 400 or more refuses. */
+export const INTERCEPT_WIRE: WireOptions = {
   url: interceptUrl,
   refuses: (status) => status >= 400,
 };
@@ -86,6 +89,29 @@ export function parsed(exchange: Exchange): Received {
     if (error instanceof CodecError) return { malformed: error.message };
     throw error;
   }
+}
+
+/** The SDK's composition engine, loaded by a client that judges replies. */
+export type Engine = typeof import("../sdk/engine.js");
+
+/**
+ * What `received` makes of `request` under the core rules: a transport
+ * failure or a malformed reply is a rejection, like a reply the rules reject.
+ */
+export function judged(
+  engine: Engine,
+  request: JsonObject,
+  received: Received,
+  deps: EngineDeps,
+): Outcome {
+  if ("error" in received)
+    return { status: "rejected", reason: `transport: ${received.error}` };
+  if ("malformed" in received)
+    return {
+      status: "rejected",
+      reason: `malformed reply: ${received.malformed}`,
+    };
+  return engine.applyResponse(request, received.response, deps);
 }
 
 /**
@@ -330,12 +356,14 @@ export interface Connection {
   readonly uploadEndpoint: string | null;
   /** Over HTTP, what every exchange carries; null over stdio. */
   readonly credentials: HttpCredentials | null;
+  /** Closes the wire (stdio: the server is stopped and reaped). */
+  close(): Promise<void>;
 }
 
 /** Opens the wire (stdio: starts the server) and the control client. */
 export async function connect(
   settings: StepClientSettings,
-  options: WireOptions = LIFECYCLE_WIRE,
+  options: WireOptions = INTERCEPT_WIRE,
 ): Promise<Connection> {
   if (settings.transport === "http") {
     const { wire, credentials } = await httpWire(settings, options);
@@ -347,10 +375,39 @@ export async function connect(
       ),
       uploadEndpoint: settings.upload?.endpoint ?? null,
       credentials,
+      close: () => wire.close(),
     };
   }
   const wire = new StdioWire(exchangeLimit(settings.timeoutMs));
-  wire.child = await startChildServer(
+  const started = await startStdioServer(settings, wire.unsolicited);
+  wire.child = started.child;
+  return {
+    wire,
+    control: started.control,
+    uploadEndpoint: started.uploadEndpoint,
+    credentials: null,
+    close: () => wire.close(),
+  };
+}
+
+/** A stdio server the client started, the control client of its readiness, and the upload endpoint. */
+export interface StartedServer {
+  readonly child: ChildServer;
+  readonly control: ControlClient;
+  /** The config's upload endpoint, else the readiness file's; null when neither names one. */
+  readonly uploadEndpoint: string | null;
+}
+
+/**
+ * Starts the run's stdio server (childServer.ts: `childPidFile`, readiness,
+ * reaping); every line it writes that answers no pending request goes to
+ * `onLine`.
+ */
+export async function startStdioServer(
+  settings: StepClientSettings,
+  onLine: (line: Buffer, id: Json | undefined) => void,
+): Promise<StartedServer> {
+  const child = await startChildServer(
     {
       configFile: settings.configFile,
       serverCommand: settings.serverCommand,
@@ -358,12 +415,12 @@ export async function connect(
       serverConfig: settings.serverConfig ?? "",
       childPidFile: settings.childPidFile ?? "",
     },
-    wire.unsolicited,
+    onLine,
   );
-  const { readiness } = wire.child;
+  const { readiness } = child;
   const uploadEndpoint = readiness["uploadEndpoint"];
   return {
-    wire,
+    child,
     control: new ControlClient(
       typeof readiness["controlEndpoint"] === "string"
         ? readiness["controlEndpoint"]
@@ -373,6 +430,5 @@ export async function connect(
     uploadEndpoint:
       settings.upload?.endpoint ??
       (typeof uploadEndpoint === "string" ? uploadEndpoint : null),
-    credentials: null,
   };
 }

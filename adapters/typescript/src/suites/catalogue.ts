@@ -33,22 +33,24 @@ import {
 import { eventOf } from "../sdk/observe.js";
 import { evaluateRegistration } from "../sdk/registration.js";
 import type { SchemaSet } from "../sdk/schemas.js";
-import { SettingError } from "../sdk/settings.js";
 import { within } from "../sdk/stdioTransport.js";
 import { routeUrl } from "../sdk/httpTransport.js";
 import {
-  ConfigError,
   readJsonFile,
   readStepClientConfig,
   readStepScenarios,
-  readStepServerConfig,
   type StepClientSettings,
   type StepScenario,
 } from "../contract/config.js";
-import { ControlError, type ControlClient } from "../contract/controlClient.js";
+import type { ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { catalogueControlRoutes } from "../contract/lifecycleControl.js";
-import { writeReport, type ResultEntry } from "../contract/report.js";
+import type { ResultEntry } from "../contract/report.js";
+import {
+  Counts,
+  notifyRecorded,
+  RowFailure,
+  rowResult,
+} from "../contract/rows.js";
 import {
   Acknowledgement,
   Refusal,
@@ -56,14 +58,17 @@ import {
   type ServerBehaviour,
   type SuiteServer,
 } from "../contract/server.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
+import { runStepClient } from "../contract/stepClient.js";
+import { runStepServer } from "../contract/stepServer.js";
 import {
-  asConfigError,
   connect,
   schemasFor,
   type Connection,
   type Wire,
   type WireOptions,
 } from "../contract/steps.js";
+import type { Suite } from "../contract/suite.js";
 
 const SUITE = "catalogue";
 
@@ -98,9 +103,6 @@ const DISCOVERY_REQUEST: JsonObject = {
   method: "hooks/capabilities",
   params: { protocolVersion: "draft" },
 };
-
-/** A row that cannot run to the end: reported `failed` with the reason. */
-class RowFailure extends Error {}
 
 const STEP_OPS = new Set(["notify", "rawNotify", "register"]);
 
@@ -150,7 +152,7 @@ async function discover(
 /** What one client run shares across its rows. */
 class ClientRun {
   /** By event id: how many notifications of it this run sent. */
-  private readonly sends = new Map<string, number>();
+  private readonly sends = new Counts();
 
   constructor(
     readonly settings: StepClientSettings,
@@ -162,9 +164,7 @@ class ClientRun {
 
   /** Counts one more notification of `eventId`; returns how many there have been. */
   sent(eventId: string): number {
-    const count = (this.sends.get(eventId) ?? 0) + 1;
-    this.sends.set(eventId, count);
-    return count;
+    return this.sends.next(eventId);
   }
 }
 
@@ -224,22 +224,16 @@ class Row {
       throw new RowFailure(
         `${where}: the message has no string params.event.id to wait for`,
       );
-    const notification = this.run.wire.notify(encodeJson(message));
-    this.sent.push(message);
     const count = this.run.sent(eventId);
-    const refused = notification.refused.then((reason) => {
-      throw new RowFailure(
-        `${where}: the notification of ${eventId} failed: ${reason}`,
-      );
-    });
-    try {
-      await Promise.race([
-        this.run.control.ok("/wait-observed", { eventId, count }),
-        refused,
-      ]);
-    } finally {
-      notification.done();
-    }
+    this.sent.push(message);
+    await notifyRecorded(
+      this.run.wire,
+      this.run.control,
+      encodeJson(message),
+      eventId,
+      count,
+      where,
+    );
   }
 
   /** Evaluates a registration document against the discovered manifest. */
@@ -289,19 +283,7 @@ async function runRow(
         error: `step op ${JSON.stringify(op ?? null)} is not implemented`,
       };
   }
-  try {
-    return {
-      id,
-      status: "completed",
-      actual: await new Row(run, scenario).execute(),
-    };
-  } catch (error) {
-    if (error instanceof RowFailure || error instanceof ControlError) {
-      note(`${id}: ${error.message}`);
-      return { id, status: "failed", error: error.message };
-    }
-    throw error;
-  }
+  return await rowResult(id, note, () => new Row(run, scenario).execute());
 }
 
 async function runClient(configPath: string): Promise<number> {
@@ -311,49 +293,19 @@ async function runClient(configPath: string): Promise<number> {
     field: "scenarioFile",
   });
   const schemas = schemasFor(configPath, settings.schemaDir);
-  if (settings.suite !== SUITE) {
-    const error = `suite ${JSON.stringify(settings.suite)} is not implemented by this client`;
-    writeReport(
-      settings.reportFile,
-      settings.language,
-      scenarios.map(({ id }) => ({ id, status: "unsupported", error })),
-    );
-    return 0;
-  }
-  const results: ResultEntry[] = [];
-  const extra: Record<string, Json> = { discovery: null };
-  let opened: Connection | null = null;
-  try {
-    opened = await connect(settings, CATALOGUE_WIRE);
-  } catch (error) {
-    if (error instanceof SettingError || error instanceof ConfigError)
-      throw asConfigError(configPath, error);
-    const reason = `cannot open transport: ${(error as Error).message}`;
-    note(reason);
-    for (const { id } of scenarios)
-      results.push({ id, status: "failed", error: reason });
-  }
-  if (opened !== null) {
-    const { wire, control } = opened;
-    try {
+  return runStepClient(settings, {
+    rows: scenarios,
+    extra: { discovery: null },
+    note,
+    open: () => connect(settings, CATALOGUE_WIRE),
+    start: async ({ wire, control }: Connection, extra) => {
       const discovery = await discover(wire, schemas, settings.timeoutMs);
       if (discovery.problem !== null) note(`discovery: ${discovery.problem}`);
       extra["discovery"] = discovery.response;
       const run = new ClientRun(settings, wire, control, schemas, discovery);
-      for (const scenario of scenarios)
-        results.push(await runRow(run, scenario));
-      try {
-        extra["receipts"] = await control.get("/receipts");
-      } catch (error) {
-        note(`cannot fetch the receipts: ${(error as Error).message}`);
-      }
-    } finally {
-      control.close();
-      await wire.close();
-    }
-  }
-  writeReport(settings.reportFile, settings.language, results, extra);
-  return 0;
+      return (scenario: StepScenario) => runRow(run, scenario);
+    },
+  });
 }
 
 // ---------------------------------------------------------------- server
@@ -453,6 +405,17 @@ export interface CatalogueServerOptions {
   readonly waitLimitMs?: number;
 }
 
+/**
+ * The control calls of the suite (docs/CATALOGUE.md): `/wait-observed`
+ * counts the event's verdicts, `observed` or `rejected`; nothing is held.
+ */
+const CONTROL_CALLS = [
+  "GET /health",
+  "GET /receipts",
+  "POST /wait-observed",
+  "POST /shutdown",
+];
+
 /** The catalogue suite's server, and the entry log it records into. */
 export function catalogueServer(options: CatalogueServerOptions): {
   suite: SuiteServer;
@@ -462,34 +425,36 @@ export function catalogueServer(options: CatalogueServerOptions): {
   const suite: SuiteServer = {
     behaviour: new CatalogueBehaviour(log, options.schemas),
     controlRoutes: (context) =>
-      catalogueControlRoutes(context, log, options.waitLimitMs),
+      stepControlRoutes(context, log, {
+        waitLimitMs: options.waitLimitMs,
+        observedKinds: ["observed", "rejected"],
+        calls: CONTROL_CALLS,
+      }),
     onStop: () => log.stop(),
   };
   return { suite, log };
 }
 
-async function runServer(configPath: string): Promise<number> {
-  const settings = readStepServerConfig(configPath, [SUITE]);
-  const schemas = schemasFor(configPath, settings.schemaDir);
-  // The server needs nothing of the scenarios; their file must still be usable.
-  readJsonFile(settings.scenarioFile, {
-    file: configPath,
-    field: "scenarioFile",
-  });
-  const { suite } = catalogueServer({ schemas });
-  const { startServer } = await import("../contract/server.js");
-  let server;
-  try {
-    server = await startServer(settings, suite);
-  } catch (error) {
-    throw asConfigError(configPath, error);
-  }
-  await server.stopped;
-  return 0;
+function runServer(configPath: string): Promise<number> {
+  return runStepServer(
+    configPath,
+    { name: SUITE, uploads: false },
+    (settings, schemas) => {
+      // The server needs nothing of the scenarios; their file must still be usable.
+      readJsonFile(settings.scenarioFile, {
+        file: configPath,
+        field: "scenarioFile",
+      });
+      return catalogueServer({ schemas }).suite;
+    },
+  );
 }
 
-/** The catalogue suite's roles, by command (see cli.ts: the lifecycle commands with `suite: "catalogue"`). */
-export const roles = {
-  client: runClient,
-  server: runServer,
-} as const;
+/** The catalogue suite, run by the lifecycle commands with `suite: "catalogue"`. */
+export const suite: Suite = {
+  name: SUITE,
+  handlers: {
+    "lifecycle-client": runClient,
+    "lifecycle-server": runServer,
+  },
+};

@@ -45,38 +45,49 @@ import {
 } from "../sdk/manifest.js";
 import { eventIdOf, eventOf } from "../sdk/observe.js";
 import type { SchemaSet } from "../sdk/schemas.js";
-import { SettingError } from "../sdk/settings.js";
 import { within } from "../sdk/stdioTransport.js";
 import { Barriers } from "../contract/barriers.js";
+import {
+  connectChains,
+  readSubscription,
+  type Backends,
+  type ChainConnection,
+  type Subscription,
+} from "../contract/chains.js";
 import {
   ConfigError,
   readJsonFile,
   readStepClientConfig,
-  readStepServerConfig,
   type StepClientSettings,
 } from "../contract/config.js";
-import { ControlError, type ControlClient } from "../contract/controlClient.js";
+import type { ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
-import { writeReport, type ResultEntry } from "../contract/report.js";
+import type { ResultEntry } from "../contract/report.js";
 import {
-  RawReply,
+  Counts,
+  notifyRecorded,
+  RowFailure,
+  RowUnsupported,
+  rowResult,
+} from "../contract/rows.js";
+import {
   Refusal,
   SILENCE,
   type Reply,
   type ServerBehaviour,
   type SuiteServer,
 } from "../contract/server.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
+import { runStepClient } from "../contract/stepClient.js";
+import { faultOf, faultReply, runStepServer } from "../contract/stepServer.js";
 import {
-  asConfigError,
-  connect,
+  judged,
   schemasFor,
+  type Engine,
   type Received,
   type Wire,
 } from "../contract/steps.js";
-import { Backends } from "./lifecycle.js";
-
-type Engine = typeof import("../sdk/engine.js");
+import type { Suite } from "../contract/suite.js";
 
 const SUITE = "compaction";
 const BEFORE = "context.compact.before";
@@ -86,16 +97,6 @@ function note(text: string): void {
 }
 
 // ---------------------------------------------------------------- the scenario file
-
-export interface Subscription {
-  readonly id: string;
-  readonly mode: "intercept" | "observe";
-  readonly failurePolicy: "fail-open" | "fail-closed";
-  /** The call's deadline; null for the config's `timeoutMs`. */
-  readonly timeoutMs: number | null;
-  /** The backend's name; "" (the run's server) when absent. */
-  readonly backend: string;
-}
 
 export interface CompactionRun {
   readonly id: string;
@@ -170,62 +171,14 @@ export function readCompactionScenarios(
 
 // ---------------------------------------------------------------- client
 
-/** A row that cannot run to the end: reported `failed`. */
-class RowFailure extends Error {}
-/** A row this client does not implement: reported `unsupported`. */
-class RowUnsupported extends Error {}
-
-/** The reserved backend no server serves [ext] (docs/LIFECYCLE.md). */
-const UNREACHABLE = "unreachable";
-
+/** A boundary's subscriptions (`before`, `after`), read as every chain reads them (no `content`). */
 export function readSubscriptions(
   raw: readonly Json[],
   where: string,
 ): Subscription[] {
-  return raw.map((entry, index) => {
-    const at = `${where}[${index}]`;
-    if (!isObject(entry)) throw new RowFailure(`${at} is not an object`);
-    const id = entry["id"];
-    if (typeof id !== "string" || id.length === 0)
-      throw new RowFailure(`${at}.id must be a non-empty string`);
-    const pick = <T extends string>(
-      key: string,
-      choices: readonly T[],
-      fallback: T,
-    ): T => {
-      const value = entry[key] ?? fallback;
-      if (
-        typeof value !== "string" ||
-        !(choices as readonly string[]).includes(value)
-      )
-        throw new RowUnsupported(
-          `${at}.${key} ${JSON.stringify(value)} is not implemented`,
-        );
-      return value as T;
-    };
-    const backend = entry["backend"] ?? "";
-    if (typeof backend !== "string")
-      throw new RowFailure(`${at}.backend must be a string`);
-    const timeoutMs = entry["timeoutMs"] ?? null;
-    if (
-      timeoutMs !== null &&
-      (typeof timeoutMs !== "number" ||
-        !Number.isInteger(timeoutMs) ||
-        timeoutMs < 1)
-    )
-      throw new RowFailure(`${at}.timeoutMs must be a positive integer`);
-    return {
-      id,
-      backend,
-      timeoutMs,
-      mode: pick("mode", ["intercept", "observe"] as const, "intercept"),
-      failurePolicy: pick(
-        "failurePolicy",
-        ["fail-open", "fail-closed"] as const,
-        "fail-open",
-      ),
-    };
-  });
+  return raw.map((entry, index) =>
+    readSubscription(entry, `${where}[${index}]`),
+  );
 }
 
 /** What one boundary's chain left. */
@@ -363,7 +316,7 @@ function returns(received: Received): boolean {
 }
 
 class ClientRun {
-  private readonly observed = new Map<string, number>();
+  private readonly observed = new Counts();
   readonly deps: EngineDeps;
 
   constructor(
@@ -381,22 +334,8 @@ class ClientRun {
     };
   }
 
-  /** Counts one more observation of `eventId`. */
-  observe(eventId: string): number {
-    const count = (this.observed.get(eventId) ?? 0) + 1;
-    this.observed.set(eventId, count);
-    return count;
-  }
-
   applied(request: JsonObject, received: Received): Outcome {
-    if ("error" in received)
-      return { status: "rejected", reason: `transport: ${received.error}` };
-    if ("malformed" in received)
-      return {
-        status: "rejected",
-        reason: `malformed reply: ${received.malformed}`,
-      };
-    return this.engine.applyResponse(request, received.response, this.deps);
+    return judged(this.engine, request, received, this.deps);
   }
 
   /**
@@ -410,28 +349,19 @@ class ClientRun {
         `notification fails observe-notification schema: ${invalid}`,
       );
     const eventId = eventIdOf(message);
-    const notification = this.wire.notify(encodeJson(message));
-    const count = this.observe(eventId);
-    const refused = notification.refused.then((reason) => {
-      throw new RowFailure(`the notification of ${eventId} failed: ${reason}`);
-    });
-    try {
-      await Promise.race([
-        this.control.ok("/wait-observed", { eventId, count }),
-        refused,
-      ]);
-    } finally {
-      notification.done();
-    }
+    await notifyRecorded(
+      this.wire,
+      this.control,
+      encodeJson(message),
+      eventId,
+      this.observed.next(eventId),
+    );
   }
 
   /** One call to a subscription's backend, bounded by its deadline. */
   call(subscription: Subscription, line: string, id: Json): Promise<Received> {
     const deadlineMs = subscription.timeoutMs ?? this.settings.timeoutMs;
-    if (
-      subscription.backend === UNREACHABLE ||
-      this.backends.has(subscription.backend)
-    )
+    if (this.backends.serves(subscription.backend))
       return this.backends.call(subscription.backend, line, id, deadlineMs);
     return this.wire.call(line, id, deadlineMs);
   }
@@ -601,25 +531,10 @@ class ClientRun {
   }
 }
 
-async function runRow(
-  run: ClientRun,
-  row: CompactionRow,
-): Promise<ResultEntry> {
-  const { id } = row;
-  try {
-    const actual = isNegative(row)
-      ? await run.negative(row)
-      : await run.run(row);
-    return { id, status: "completed", actual };
-  } catch (error) {
-    if (error instanceof RowUnsupported)
-      return { id, status: "unsupported", error: error.message };
-    if (error instanceof RowFailure || error instanceof ControlError) {
-      note(`${id}: ${error.message}`);
-      return { id, status: "failed", error: error.message };
-    }
-    throw error;
-  }
+function runRow(run: ClientRun, row: CompactionRow): Promise<ResultEntry> {
+  return rowResult(row.id, note, () =>
+    isNegative(row) ? run.negative(row) : run.run(row),
+  );
 }
 
 async function runClient(configPath: string): Promise<number> {
@@ -630,75 +545,26 @@ async function runClient(configPath: string): Promise<number> {
   });
   const schemas = schemasFor(configPath, settings.schemaDir);
   const engine = await import("../sdk/engine.js");
-  const results: ResultEntry[] = [];
-  const extra: Record<string, Json> = {};
-  let opened: Awaited<ReturnType<typeof connect>> | null = null;
-  try {
-    opened = await connect(settings);
-  } catch (error) {
-    if (error instanceof SettingError || error instanceof ConfigError)
-      throw asConfigError(configPath, error);
-    const reason = `cannot open transport: ${(error as Error).message}`;
-    note(reason);
-    for (const { id } of rows)
-      results.push({ id, status: "failed", error: reason });
-  }
-  if (opened !== null) {
-    const { wire, control, credentials } = opened;
-    const backends = new Backends(settings, credentials);
-    const run = new ClientRun(
-      settings,
-      wire,
-      control,
-      engine,
-      schemas,
-      backends,
-    );
-    try {
-      for (const row of rows) results.push(await runRow(run, row));
-      try {
-        extra["receipts"] = await control.get("/receipts");
-      } catch (error) {
-        note(`cannot fetch the receipts: ${(error as Error).message}`);
-      }
-    } finally {
-      control.close();
-      await backends.close();
-      await wire.close();
-    }
-  }
-  writeReport(settings.reportFile, settings.language, results, extra);
-  return 0;
+  return runStepClient(settings, {
+    rows,
+    extra: {},
+    note,
+    open: () => connectChains(settings),
+    start: (connection: ChainConnection) => {
+      const run = new ClientRun(
+        settings,
+        connection.wire,
+        connection.control,
+        engine,
+        schemas,
+        connection.backends,
+      );
+      return Promise.resolve((row: CompactionRow) => runRow(run, row));
+    },
+  });
 }
 
 // ---------------------------------------------------------------- server
-
-type Fault = "server-error" | "malformed" | "timeout";
-const FAULTS: readonly string[] = ["server-error", "malformed", "timeout"];
-
-function faultOf(entry: Json): Fault | null {
-  if (!isObject(entry) || Object.keys(entry).length !== 1) return null;
-  const kind = entry["fault"];
-  return typeof kind === "string" && FAULTS.includes(kind)
-    ? (kind as Fault)
-    : null;
-}
-
-/** The 25 bytes a `malformed` fault answers (docs/LIFECYCLE.md). */
-const MALFORMED_BODY = '{"jsonrpc": "2.0", "id": ';
-
-function faultReply(fault: "server-error" | "malformed", id: Json): RawReply {
-  return fault === "malformed"
-    ? new RawReply(200, MALFORMED_BODY)
-    : new RawReply(
-        500,
-        encodeJson({
-          jsonrpc: "2.0",
-          id,
-          error: { code: -32603, message: "scripted server error" },
-        }),
-      );
-}
 
 /** By boundary request id (`<row>:before`, `<row>:after`): its reply sequence. */
 export function sequencesOf(
@@ -807,7 +673,10 @@ export function compactionServer(
   const suite: SuiteServer = {
     behaviour: new CompactionBehaviour(sequencesOf(rows), log, options.schemas),
     controlRoutes: (context) =>
-      lifecycleControlRoutes(context, log, holds, options.waitLimitMs),
+      stepControlRoutes(context, log, {
+        holds,
+        waitLimitMs: options.waitLimitMs,
+      }),
     onStop: () => {
       holds.releaseAll();
       log.stop();
@@ -816,27 +685,25 @@ export function compactionServer(
   return { suite, log };
 }
 
-async function runServer(configPath: string): Promise<number> {
-  const settings = readStepServerConfig(configPath, [SUITE]);
-  const schemas = schemasFor(configPath, settings.schemaDir);
-  const rows = readCompactionScenarios(settings.scenarioFile, {
-    file: configPath,
-    field: "scenarioFile",
-  });
-  const { suite } = compactionServer(rows, { schemas });
-  const { startServer } = await import("../contract/server.js");
-  let server;
-  try {
-    server = await startServer(settings, suite);
-  } catch (error) {
-    throw asConfigError(configPath, error);
-  }
-  await server.stopped;
-  return 0;
+function runServer(configPath: string): Promise<number> {
+  return runStepServer(
+    configPath,
+    { name: SUITE, uploads: false },
+    (settings, schemas) => {
+      const rows = readCompactionScenarios(settings.scenarioFile, {
+        file: configPath,
+        field: "scenarioFile",
+      });
+      return compactionServer(rows, { schemas }).suite;
+    },
+  );
 }
 
-/** The compaction suite's roles (cli.ts: the lifecycle commands with `suite: "compaction"`). */
-export const roles = {
-  client: runClient,
-  server: runServer,
-} as const;
+/** The compaction suite, run by the lifecycle commands with `suite: "compaction"`. */
+export const suite: Suite = {
+  name: SUITE,
+  handlers: {
+    "lifecycle-client": runClient,
+    "lifecycle-server": runServer,
+  },
+};

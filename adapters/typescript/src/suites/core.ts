@@ -58,6 +58,7 @@ import type {
   ServerBehaviour,
   SuiteServer,
 } from "../contract/server.js";
+import type { Suite } from "../contract/suite.js";
 
 // Each role loads what only it needs when it starts (the engine for the
 // client and replay, the listeners for the server): start-up is paid once
@@ -380,9 +381,12 @@ async function runServer(configPath: string): Promise<number> {
   return 0;
 }
 
-/** The core suite's roles, by command (see cli.ts). */
-export const roles = {
-  client: runClient,
-  server: runServer,
-  replay: runReplay,
-} as const;
+/** The core suite, run by the core commands (the configs name no suite). */
+export const suite: Suite = {
+  name: "core",
+  handlers: {
+    client: runClient,
+    server: runServer,
+    replay: runReplay,
+  },
+};

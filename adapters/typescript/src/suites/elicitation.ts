@@ -14,7 +14,8 @@
 // accepted event with its summary and answers it with the row's scripted
 // response, else the no-effect reply; a refusal is HTTP 400 (409 for content
 // it does not have) with a JSON-RPC -32602 body, over stdio that error line,
-// and nothing is recorded. The upload receiver is the lifecycle suite's.
+// and nothing is recorded. The upload receiver is the step engine's
+// (contract/stepServer.ts).
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -58,46 +59,40 @@ import {
   getCapabilities,
 } from "../sdk/manifest.js";
 import type { SchemaSet } from "../sdk/schemas.js";
-import { SettingError } from "../sdk/settings.js";
 import { within } from "../sdk/stdioTransport.js";
-import {
-  ContentStore,
-  sha256Hex,
-  uploadContent,
-  uploadReceiver,
-} from "../sdk/upload.js";
+import { ContentStore, sha256Hex, uploadContent } from "../sdk/upload.js";
 import { Barriers } from "../contract/barriers.js";
+import type { ChildServer } from "../contract/childServer.js";
 import {
   ConfigError,
   readJsonFile,
   readStepClientConfig,
-  readStepServerConfig,
   type SchemaDir,
   type StepClientSettings,
 } from "../contract/config.js";
-import { ControlClient, ControlError } from "../contract/controlClient.js";
-import { startChildServer, type ChildServer } from "../contract/childServer.js";
-import type { ControlRoutes } from "../contract/control.js";
+import type { ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
-import { writeReport, type ResultEntry } from "../contract/report.js";
+import type { ResultEntry } from "../contract/report.js";
+import { RowFailure, rowResult } from "../contract/rows.js";
 import {
   RawReply,
   type Reply,
   type ServerBehaviour,
   type SuiteServer,
 } from "../contract/server.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
+import { runStepClient } from "../contract/stepClient.js";
+import { runStepServer, uploadListener } from "../contract/stepServer.js";
 import {
-  asConfigError,
   connect,
   exchangeLimit,
   schemasFor,
+  startStdioServer,
   type Connection,
 } from "../contract/steps.js";
+import type { Suite } from "../contract/suite.js";
 
 const SUITE = "elicitation";
-const UPLOAD_PATH = "/upload";
-const UPLOAD_LIMIT = 1024 * 1024;
 /** The one mark kind of the suite. */
 const ROW_START = "row-start";
 /** The variable holding the upload token the server does not accept. */
@@ -241,9 +236,6 @@ export function mcpChecksFor(
 
 // ---------------------------------------------------------------- client
 
-/** A row that cannot run to the end: reported `failed`. */
-class RowFailure extends Error {}
-
 /** One answer on the wire: the HTTP status (null over stdio) and the parsed message. */
 interface Answer {
   readonly status: number | null;
@@ -357,7 +349,7 @@ class HttpExchanges implements Exchanges {
 
   async close(): Promise<void> {
     this.http.close();
-    await this.connection.wire.close();
+    await this.connection.close();
   }
 }
 
@@ -389,41 +381,35 @@ interface Link {
   readonly control: ControlClient;
   readonly uploadEndpoint: string | null;
   readonly transport: "http" | "stdio";
+  /** Closes the exchanges (stdio: the server is stopped and reaped). */
+  close(): Promise<void>;
 }
 
 /** Opens the link: over HTTP the run's credentials, over stdio the server started here. */
 async function openLink(settings: StepClientSettings): Promise<Link> {
   if (settings.transport === "http") {
     const connection = await connect(settings);
+    const exchanges = new HttpExchanges(settings, connection);
     return {
-      exchanges: new HttpExchanges(settings, connection),
+      exchanges,
       control: connection.control,
       uploadEndpoint: connection.uploadEndpoint,
       transport: "http",
+      close: () => exchanges.close(),
     };
   }
   const lines = new StdioLines();
-  const child = await startChildServer(
-    {
-      configFile: settings.configFile,
-      serverCommand: settings.serverCommand,
-      serverCwd: settings.serverCwd,
-      serverConfig: settings.serverConfig ?? "",
-      childPidFile: settings.childPidFile ?? "",
-    },
+  const { child, control, uploadEndpoint } = await startStdioServer(
+    settings,
     lines.take,
   );
-  const { readiness } = child;
-  const upload = readiness["uploadEndpoint"];
+  const exchanges = new StdioExchanges(settings, child, lines);
   return {
-    exchanges: new StdioExchanges(settings, child, lines),
-    control: new ControlClient(
-      readiness["controlEndpoint"] as string,
-      settings.timeoutMs,
-    ),
-    uploadEndpoint:
-      settings.upload?.endpoint ?? (typeof upload === "string" ? upload : null),
+    exchanges,
+    control,
+    uploadEndpoint,
     transport: "stdio",
+    close: () => exchanges.close(),
   };
 }
 
@@ -679,17 +665,10 @@ async function runRow(
       status: "unsupported",
       error: `the row runs over ${row.transports.join(", ")} only`,
     };
-  try {
+  return await rowResult(id, note, async () => {
     await run.mark(id);
-    const actual = isAtomic(row) ? await run.atomic(row) : await run.wire(row);
-    return { id, status: "completed", actual };
-  } catch (error) {
-    if (error instanceof RowFailure || error instanceof ControlError) {
-      note(`${id}: ${error.message}`);
-      return { id, status: "failed", error: error.message };
-    }
-    throw error;
-  }
+    return isAtomic(row) ? await run.atomic(row) : await run.wire(row);
+  });
 }
 
 async function runClient(configPath: string): Promise<number> {
@@ -710,35 +689,16 @@ async function runClient(configPath: string): Promise<number> {
     mcp,
     forms: new FormSchemas(),
   };
-  const results: ResultEntry[] = [];
-  const extra: Record<string, Json> = {};
-  let link: Link | null = null;
-  try {
-    link = await openLink(settings);
-  } catch (error) {
-    if (error instanceof SettingError || error instanceof ConfigError)
-      throw asConfigError(configPath, error);
-    const reason = `cannot open transport: ${(error as Error).message}`;
-    note(reason);
-    for (const { id } of rows)
-      results.push({ id, status: "failed", error: reason });
-  }
-  if (link !== null) {
-    const run = new ClientRun(settings, link, schemas, host);
-    try {
-      for (const row of rows) results.push(await runRow(run, row));
-      try {
-        extra["receipts"] = await link.control.get("/receipts");
-      } catch (error) {
-        note(`cannot fetch the receipts: ${(error as Error).message}`);
-      }
-    } finally {
-      link.control.close();
-      await link.exchanges.close();
-    }
-  }
-  writeReport(settings.reportFile, settings.language, results, extra);
-  return 0;
+  return runStepClient(settings, {
+    rows,
+    extra: {},
+    note,
+    open: () => openLink(settings),
+    start: (link: Link) => {
+      const run = new ClientRun(settings, link, schemas, host);
+      return Promise.resolve((row: ElicitationRow) => runRow(run, row));
+    },
+  });
 }
 
 // ---------------------------------------------------------------- server
@@ -816,12 +776,10 @@ export function elicitationServer(
   const log = new EntryLog();
   const store = new ContentStore();
   const holds = new Barriers();
-  const uploads = uploadReceiver({
+  const uploads = uploadListener({
     token: options.uploadToken,
-    maxBytes: UPLOAD_LIMIT,
-    path: UPLOAD_PATH,
     store,
-    record: (attempt) => log.append({ kind: "upload", ...attempt }),
+    log,
     limits: options.limits ?? DEFAULT_LIMITS,
   });
   const receiver = new ElicitationReceiver({
@@ -837,27 +795,14 @@ export function elicitationServer(
       for (const [id, response] of row.responses) responses.set(id, response);
   const suite: SuiteServer = {
     behaviour: new ElicitationBehaviour(receiver, responses, log),
-    controlRoutes: (context) => {
-      const all = lifecycleControlRoutes(
-        context,
-        log,
+    controlRoutes: (context) =>
+      stepControlRoutes(context, log, {
         holds,
-        options.waitLimitMs,
-        [ROW_START],
-      );
-      const routes: ControlRoutes = Object.fromEntries(
-        Object.entries(all).filter(([call]) => CONTROL_CALLS.includes(call)),
-      );
-      return routes;
-    },
-    listeners: [
-      {
-        readinessKey: "uploadEndpoint",
-        path: UPLOAD_PATH,
-        handler: uploads.handler,
-        setup: (server) => server.on("clientError", uploads.onClientError),
-      },
-    ],
+        waitLimitMs: options.waitLimitMs,
+        markKinds: [ROW_START],
+        calls: CONTROL_CALLS,
+      }),
+    listeners: [uploads],
     onStop: () => {
       holds.releaseAll();
       log.stop();
@@ -866,40 +811,38 @@ export function elicitationServer(
   return { suite, log, receiver };
 }
 
-async function runServer(configPath: string): Promise<number> {
-  const settings = readStepServerConfig(configPath, [SUITE]);
-  const schemas = schemasFor(configPath, settings.schemaDir);
-  const mcp = mcpChecksFor(configPath, settings.schemaDir);
-  const file = readElicitationScenarios(
-    settings.scenarioFile,
-    { file: configPath, field: "scenarioFile" },
-    true,
+function runServer(configPath: string): Promise<number> {
+  // The upload receiver needs its token: `uploadAuth` is required.
+  return runStepServer(
+    configPath,
+    { name: SUITE, uploads: true },
+    (settings, schemas) => {
+      const mcp = mcpChecksFor(configPath, settings.schemaDir);
+      const file = readElicitationScenarios(
+        settings.scenarioFile,
+        { file: configPath, field: "scenarioFile" },
+        true,
+      );
+      if (file.authenticatedSource === null)
+        throw new ConfigError(
+          configPath,
+          "scenarioFile",
+          `${settings.scenarioFile}: authenticatedSource is required`,
+        );
+      return elicitationServer(file, {
+        uploadToken: settings.uploadToken ?? "",
+        schemas,
+        mcp,
+      }).suite;
+    },
   );
-  if (file.authenticatedSource === null)
-    throw new ConfigError(
-      configPath,
-      "scenarioFile",
-      `${settings.scenarioFile}: authenticatedSource is required`,
-    );
-  // readStepServerConfig requires the upload token of an elicitation server.
-  const { suite } = elicitationServer(file, {
-    uploadToken: settings.uploadToken ?? "",
-    schemas,
-    mcp,
-  });
-  const { startServer } = await import("../contract/server.js");
-  let server;
-  try {
-    server = await startServer(settings, suite);
-  } catch (error) {
-    throw asConfigError(configPath, error);
-  }
-  await server.stopped;
-  return 0;
 }
 
-/** The elicitation suite's roles (cli.ts: the lifecycle commands with `suite: "elicitation"`). */
-export const roles = {
-  client: runClient,
-  server: runServer,
-} as const;
+/** The elicitation suite, run by the lifecycle commands with `suite: "elicitation"`. */
+export const suite: Suite = {
+  name: SUITE,
+  handlers: {
+    "lifecycle-client": runClient,
+    "lifecycle-server": runServer,
+  },
+};

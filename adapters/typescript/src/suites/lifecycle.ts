@@ -27,12 +27,7 @@ import {
   replyId,
 } from "../sdk/codec.js";
 import type { EngineDeps, Outcome } from "../sdk/engine.js";
-import {
-  HttpClientTransport,
-  interceptUrl,
-  DEFAULT_LIMITS,
-  type ListenerLimits,
-} from "../sdk/httpTransport.js";
+import { DEFAULT_LIMITS, type ListenerLimits } from "../sdk/httpTransport.js";
 import {
   cloneJson,
   hasKey,
@@ -55,146 +50,79 @@ import {
   type ContentProjection,
 } from "../sdk/observe.js";
 import type { SchemaSet } from "../sdk/schemas.js";
-import { SettingError } from "../sdk/settings.js";
-import { StdioSession, within } from "../sdk/stdioTransport.js";
+import { within } from "../sdk/stdioTransport.js";
 import type { ClientTls } from "../sdk/tls.js";
 import {
   ContentStore,
   uploadContent,
-  uploadReceiver,
   type ContentDescriptor,
 } from "../sdk/upload.js";
 import { Barriers } from "../contract/barriers.js";
 import {
-  ConfigError,
+  choice,
+  connectChains,
+  readSubscription,
+  type Backends,
+  type ChainConnection,
+  type Subscription as ChainSubscription,
+} from "../contract/chains.js";
+import {
   readStepClientConfig,
   readStepScenarios,
-  readStepServerConfig,
   readStepUpload,
   type ObserveFault,
   type StepClientSettings,
   type StepScenario,
   type UploadSettings,
 } from "../contract/config.js";
-import { ControlClient, ControlError } from "../contract/controlClient.js";
-import {
-  asConfigError,
-  connect,
-  dropped,
-  exchangeLimit,
-  parsed,
-  schemasFor,
-  type HttpCredentials,
-  type Received,
-  type Wire,
-} from "../contract/steps.js";
+import type { ControlClient } from "../contract/controlClient.js";
 import { EntryLog } from "../contract/entries.js";
-import { lifecycleControlRoutes } from "../contract/lifecycleControl.js";
-import { writeReport, type ResultEntry } from "../contract/report.js";
+import type { ResultEntry } from "../contract/report.js";
 import {
-  RawReply,
+  Counts,
+  notifyRecorded,
+  RowFailure,
+  RowUnsupported,
+  rowResult,
+} from "../contract/rows.js";
+import {
   Refusal,
   SILENCE,
   type Reply,
   type ServerBehaviour,
   type SuiteServer,
 } from "../contract/server.js";
+import { stepControlRoutes } from "../contract/stepControl.js";
+import { runStepClient } from "../contract/stepClient.js";
+import {
+  faultOf,
+  faultReply,
+  runStepServer,
+  uploadListener,
+} from "../contract/stepServer.js";
+import {
+  judged,
+  schemasFor,
+  type Engine,
+  type Received,
+  type Wire,
+} from "../contract/steps.js";
+import type { Suite } from "../contract/suite.js";
 
-type Engine = typeof import("../sdk/engine.js");
-
-/** The suites this module's roles run. */
+/** The suite this module runs. */
 const SUITE = "lifecycle";
-/** The upload receiver's path and its body limit. */
-const UPLOAD_PATH = "/upload";
-const UPLOAD_LIMIT = 1024 * 1024;
 
 function debug(text: string): void {
   if (process.env["AHP_DEBUG"])
     process.stderr.write(`ahp-ts lifecycle: ${text}\n`);
 }
 
-/**
- * The backends of the config's `backends` [ext], by name: an endpoint is
- * called over HTTP(S) with the run's credentials, a command is started on
- * first use as a stdio backend (kept once it runs, reaped at close). A
- * backend that cannot be reached (refused, not startable) fails the call.
- */
-export class Backends {
-  private readonly http = new Map<string, HttpClientTransport>();
-  private readonly stdio = new Map<string, StdioSession>();
-
-  constructor(
-    private readonly settings: StepClientSettings,
-    private readonly credentials: HttpCredentials | null,
-  ) {}
-
-  /** Whether `name` is a backend of its own (otherwise the run's server serves it). */
-  has(name: string): boolean {
-    return this.settings.backends.has(name);
-  }
-
-  async call(
-    name: string,
-    line: string,
-    id: Json,
-    deadlineMs: number,
-  ): Promise<Received> {
-    const backend = this.settings.backends.get(name);
-    if (backend === undefined)
-      return { error: `backend ${name}: the config's backends names none` };
-    const started = Date.now();
-    if ("endpoint" in backend) {
-      let transport = this.http.get(name);
-      if (transport === undefined) {
-        let url: URL;
-        try {
-          url = interceptUrl(backend.endpoint);
-        } catch {
-          return { error: `backend ${name}: bad endpoint ${backend.endpoint}` };
-        }
-        transport = new HttpClientTransport(
-          url,
-          this.credentials?.tls ?? { ca: null, cert: null, key: null },
-          exchangeLimit(this.settings.timeoutMs),
-          this.credentials?.token ?? null,
-        );
-        this.http.set(name, transport);
-      }
-      return parsed(await transport.send(line, { timeoutMs: deadlineMs }));
-    }
-    let session = this.stdio.get(name);
-    if (session === undefined) {
-      const starting = new StdioSession(backend.command, null, (bad) =>
-        dropped(bad, `a line from backend ${name} no call waits for`),
-      );
-      const problem = await within(
-        starting.started,
-        deadlineMs,
-        `not started within ${deadlineMs} ms`,
-      );
-      if (problem !== null) {
-        await starting.close(0);
-        return { error: `backend ${name} cannot be started: ${problem}` };
-      }
-      session = starting;
-      this.stdio.set(name, session);
-    }
-    const remaining = Math.max(1, deadlineMs - (Date.now() - started));
-    return parsed(await session.request(line, id, remaining));
-  }
-
-  async close(): Promise<void> {
-    for (const transport of this.http.values()) await transport.close();
-    await Promise.all([...this.stdio.values()].map((s) => s.close()));
-  }
+/** A stderr line of the client. */
+function note(text: string): void {
+  process.stderr.write(`ahp-ts lifecycle client: ${text}\n`);
 }
 
 // ---------------------------------------------------------------- client: rows
-
-/** A row that cannot run to the end: reported `failed` with the reason. */
-class RowFailure extends Error {}
-/** A row this client does not implement: reported `unsupported`. */
-class RowUnsupported extends Error {}
 
 type KeyState = "pending" | "staged" | "published" | "cancelled" | "failed";
 
@@ -244,8 +172,8 @@ function originalInput(request: JsonObject): Json | undefined {
 /** What one client run shares across its rows. */
 class ClientRun {
   readonly contentUploads: JsonObject[] = [];
-  private readonly sends = new Map<string, number>();
-  private readonly observed = new Map<string, number>();
+  private readonly sends = new Counts();
+  private readonly observed = new Counts();
   readonly deps: EngineDeps;
 
   constructor(
@@ -270,16 +198,12 @@ class ClientRun {
 
   /** Counts one more send of `id` in this run; returns how many there have been. */
   sent(id: string): number {
-    const count = (this.sends.get(id) ?? 0) + 1;
-    this.sends.set(id, count);
-    return count;
+    return this.sends.next(id);
   }
 
   /** Counts one more observation of `eventId` in this run. */
   observe(eventId: string): number {
-    const count = (this.observed.get(eventId) ?? 0) + 1;
-    this.observed.set(eventId, count);
-    return count;
+    return this.observed.next(eventId);
   }
 
   mark(scenario: string, kind: string, id: string): Promise<void> {
@@ -426,19 +350,13 @@ class Row {
         `notification fails observe-notification schema: ${invalid}`,
       );
     const eventId = eventIdOf(ready);
-    const notification = this.run.wire.notify(encodeJson(ready));
-    const count = this.run.observe(eventId);
-    const refused = notification.refused.then((reason) => {
-      throw new RowFailure(`the notification of ${eventId} failed: ${reason}`);
-    });
-    try {
-      await Promise.race([
-        this.run.control.ok("/wait-observed", { eventId, count }),
-        refused,
-      ]);
-    } finally {
-      notification.done();
-    }
+    await notifyRecorded(
+      this.run.wire,
+      this.run.control,
+      encodeJson(ready),
+      eventId,
+      this.run.observe(eventId),
+    );
   }
 
   /** Waits for a reply, bounded by the config's timeout. */
@@ -452,18 +370,7 @@ class Row {
   }
 
   applied(request: JsonObject, received: Received): Outcome {
-    if ("error" in received)
-      return { status: "rejected", reason: `transport: ${received.error}` };
-    if ("malformed" in received)
-      return {
-        status: "rejected",
-        reason: `malformed reply: ${received.malformed}`,
-      };
-    return this.run.engine.applyResponse(
-      request,
-      received.response,
-      this.run.deps,
-    );
+    return judged(this.run.engine, request, received, this.run.deps);
   }
 }
 
@@ -715,19 +622,10 @@ class StepRow extends Row {
   }
 }
 
-interface Subscription {
-  readonly id: string;
-  /** The backend's name: the run's server, unless the config's `backends` has it. */
-  readonly backend: string;
-  readonly mode: "intercept" | "observe";
-  readonly failurePolicy: "fail-open" | "fail-closed";
+/** A chain subscription: as every chain reads it, and how its calls see the items. */
+interface Subscription extends ChainSubscription {
   readonly content: ContentProjection;
-  /** The deadline of an intercept subscription's call [ext]; null for the config's. */
-  readonly timeoutMs: number | null;
 }
-
-/** The reserved backend name that no server serves [ext]: the config's `backends` says where it is not. */
-const UNREACHABLE = "unreachable";
 
 function readChain(chain: Json): {
   subscriptions: Subscription[];
@@ -738,44 +636,16 @@ function readChain(chain: Json): {
     throw new RowFailure("chain needs a subscriptions list");
   const subscriptions = chain["subscriptions"].map((raw, index) => {
     const where = `chain.subscriptions[${index}]`;
-    if (!isObject(raw)) throw new RowFailure(`${where} is not an object`);
-    const pick = <T extends string>(
-      key: string,
-      choices: readonly T[],
-      fallback: T,
-    ): T => {
-      const value = raw[key] ?? fallback;
-      if (
-        typeof value !== "string" ||
-        !(choices as readonly string[]).includes(value)
-      )
-        throw new RowUnsupported(
-          `${where}.${key} ${JSON.stringify(value)} is not implemented`,
-        );
-      return value as T;
-    };
-    const backend = raw["backend"] ?? "";
-    if (typeof backend !== "string")
-      throw new RowFailure(`${where}.backend must be a string`);
-    const timeoutMs = raw["timeoutMs"] ?? null;
-    if (
-      timeoutMs !== null &&
-      (typeof timeoutMs !== "number" ||
-        !Number.isInteger(timeoutMs) ||
-        timeoutMs < 1)
-    )
-      throw new RowFailure(`${where}.timeoutMs must be a positive integer`);
+    const subscription = readSubscription(raw, where);
     return {
-      id: stringAt(raw, "id", where),
-      backend,
-      timeoutMs,
-      mode: pick("mode", ["intercept", "observe"] as const, "intercept"),
-      failurePolicy: pick(
-        "failurePolicy",
-        ["fail-open", "fail-closed"] as const,
-        "fail-open",
+      ...subscription,
+      content: choice(
+        raw as JsonObject,
+        "content",
+        ["metadata", "omit"] as const,
+        "metadata",
+        where,
       ),
-      content: pick("content", ["metadata", "omit"] as const, "metadata"),
     };
   });
   return {
@@ -848,10 +718,7 @@ class ChainRow extends Row {
       // operational failure; the subscription's policy decides.
       const deadlineMs = subscription.timeoutMs ?? this.run.settings.timeoutMs;
       let received: Promise<Received>;
-      if (
-        subscription.backend === UNREACHABLE ||
-        this.run.backends.has(subscription.backend)
-      ) {
+      if (this.run.backends.serves(subscription.backend)) {
         received = this.run.backends.call(
           subscription.backend,
           line,
@@ -866,8 +733,8 @@ class ChainRow extends Row {
       if (outcome.status === "unsupported")
         throw new RowUnsupported(outcome.reason);
       if (outcome.status === "rejected") {
-        process.stderr.write(
-          `ahp-ts lifecycle client: ${this.id}: call ${subscription.id} failed (${subscription.failurePolicy}): ${outcome.reason}\n`,
+        note(
+          `${this.id}: call ${subscription.id} failed (${subscription.failurePolicy}): ${outcome.reason}`,
         );
         failures.push(subscription.id);
         if (subscription.failurePolicy === "fail-closed") {
@@ -928,26 +795,12 @@ async function runRow(
         };
     }
   }
-  try {
-    const actual =
-      scenario.chain === null
-        ? await new StepRow(run, scenario).execute()
-        : await new ChainRow(run, scenario).execute();
-    return { id, status: "completed", actual };
-  } catch (error) {
-    if (error instanceof RowUnsupported)
-      return { id, status: "unsupported", error: error.message };
-    if (error instanceof RowFailure || error instanceof ControlError) {
-      process.stderr.write(
-        `ahp-ts lifecycle client: ${id}: ${error.message}\n`,
-      );
-      return { id, status: "failed", error: error.message };
-    }
-    throw error;
-  }
+  return await rowResult(id, note, () =>
+    scenario.chain === null
+      ? new StepRow(run, scenario).execute()
+      : new ChainRow(run, scenario).execute(),
+  );
 }
-
-/** Opens the wire (stdio: starts the server) and the control client. */
 
 async function runClient(configPath: string): Promise<number> {
   const settings = readStepClientConfig(configPath);
@@ -956,61 +809,26 @@ async function runClient(configPath: string): Promise<number> {
     field: "scenarioFile",
   });
   const schemas = schemasFor(configPath, settings.schemaDir);
-  if (settings.suite !== SUITE) {
-    const error = `suite ${JSON.stringify(settings.suite)} is not implemented by this client`;
-    writeReport(
-      settings.reportFile,
-      settings.language,
-      scenarios.map(({ id }) => ({ id, status: "unsupported", error })),
-      { contentUploads: [] },
-    );
-    return 0;
-  }
   const engine = await import("../sdk/engine.js");
-  const results: ResultEntry[] = [];
-  const extra: Record<string, Json> = { contentUploads: [] };
-  let opened: Awaited<ReturnType<typeof connect>> | null = null;
-  try {
-    opened = await connect(settings);
-  } catch (error) {
-    if (error instanceof SettingError || error instanceof ConfigError)
-      throw asConfigError(configPath, error);
-    const reason = `cannot open transport: ${(error as Error).message}`;
-    process.stderr.write(`ahp-ts lifecycle client: ${reason}\n`);
-    for (const { id } of scenarios)
-      results.push({ id, status: "failed", error: reason });
-  }
-  if (opened !== null) {
-    const { wire, control, uploadEndpoint, credentials } = opened;
-    const backends = new Backends(settings, credentials);
-    const run = new ClientRun(
-      settings,
-      wire,
-      control,
-      engine,
-      schemas,
-      uploadEndpoint,
-      backends,
-    );
-    try {
-      for (const scenario of scenarios)
-        results.push(await runRow(run, scenario));
+  return runStepClient(settings, {
+    rows: scenarios,
+    extra: { contentUploads: [] },
+    note,
+    open: () => connectChains(settings),
+    start: (connection: ChainConnection, extra) => {
+      const run = new ClientRun(
+        settings,
+        connection.wire,
+        connection.control,
+        engine,
+        schemas,
+        connection.uploadEndpoint,
+        connection.backends,
+      );
       extra["contentUploads"] = run.contentUploads;
-      try {
-        extra["receipts"] = await control.get("/receipts");
-      } catch (error) {
-        process.stderr.write(
-          `ahp-ts lifecycle client: cannot fetch the receipts: ${(error as Error).message}\n`,
-        );
-      }
-    } finally {
-      control.close();
-      await backends.close();
-      await wire.close();
-    }
-  }
-  writeReport(settings.reportFile, settings.language, results, extra);
-  return 0;
+      return Promise.resolve((scenario: StepScenario) => runRow(run, scenario));
+    },
+  });
 }
 
 // ---------------------------------------------------------------- server
@@ -1024,36 +842,6 @@ const HOSTILE_OBSERVER: JsonObject = {
     effects: [{ type: "deny", reason: "observer must not decide" }],
   },
 };
-
-/** The scripted operational failures a reply sequence may hold [ext]. */
-type Fault = "server-error" | "malformed" | "timeout";
-const FAULTS: readonly string[] = ["server-error", "malformed", "timeout"];
-
-/** The fault a sequence entry scripts (`{"fault": KIND}`, nothing else), or null for a response. */
-function faultOf(entry: Json): Fault | null {
-  if (!isObject(entry) || Object.keys(entry).length !== 1) return null;
-  const kind = entry["fault"];
-  return typeof kind === "string" && FAULTS.includes(kind)
-    ? (kind as Fault)
-    : null;
-}
-
-/** The 25 bytes a `malformed` fault answers: the start of a response, not JSON. */
-const MALFORMED_BODY = '{"jsonrpc": "2.0", "id": ';
-
-/** The answer a fault other than `timeout` writes (`replied` is recorded first). */
-function faultReply(fault: "server-error" | "malformed", id: Json): RawReply {
-  return fault === "malformed"
-    ? new RawReply(200, MALFORMED_BODY)
-    : new RawReply(
-        500,
-        encodeJson({
-          jsonrpc: "2.0",
-          id,
-          error: { code: -32603, message: "scripted server error" },
-        }),
-      );
-}
 
 interface Script {
   /** By request id: the reply, and the replies of its sequence by receipt. */
@@ -1238,12 +1026,10 @@ export function lifecycleServer(
   const log = new EntryLog();
   const holds = new Barriers();
   const store = new ContentStore();
-  const uploads = uploadReceiver({
+  const uploads = uploadListener({
     token: options.uploadToken,
-    maxBytes: UPLOAD_LIMIT,
-    path: UPLOAD_PATH,
     store,
-    record: (attempt) => log.append({ kind: "upload", ...attempt }),
+    log,
     limits: options.limits ?? DEFAULT_LIMITS,
   });
   const suite: SuiteServer = {
@@ -1255,15 +1041,11 @@ export function lifecycleServer(
       options.schemas,
     ),
     controlRoutes: (context) =>
-      lifecycleControlRoutes(context, log, holds, options.waitLimitMs),
-    listeners: [
-      {
-        readinessKey: "uploadEndpoint",
-        path: UPLOAD_PATH,
-        handler: uploads.handler,
-        setup: (server) => server.on("clientError", uploads.onClientError),
-      },
-    ],
+      stepControlRoutes(context, log, {
+        holds,
+        waitLimitMs: options.waitLimitMs,
+      }),
+    listeners: [uploads],
     onStop: () => {
       holds.releaseAll();
       log.stop();
@@ -1272,31 +1054,29 @@ export function lifecycleServer(
   return { suite, log };
 }
 
-async function runServer(configPath: string): Promise<number> {
-  const settings = readStepServerConfig(configPath, [SUITE]);
-  const schemas = schemasFor(configPath, settings.schemaDir);
-  const scenarios = readStepScenarios(settings.scenarioFile, {
-    file: configPath,
-    field: "scenarioFile",
-  });
-  // readStepServerConfig requires the upload token of a lifecycle server.
-  const { suite } = lifecycleServer(scenarios, {
-    uploadToken: settings.uploadToken ?? "",
-    schemas,
-  });
-  const { startServer } = await import("../contract/server.js");
-  let server;
-  try {
-    server = await startServer(settings, suite);
-  } catch (error) {
-    throw asConfigError(configPath, error);
-  }
-  await server.stopped;
-  return 0;
+function runServer(configPath: string): Promise<number> {
+  // The upload receiver needs its token: `uploadAuth` is required.
+  return runStepServer(
+    configPath,
+    { name: SUITE, uploads: true },
+    (settings, schemas) => {
+      const scenarios = readStepScenarios(settings.scenarioFile, {
+        file: configPath,
+        field: "scenarioFile",
+      });
+      return lifecycleServer(scenarios, {
+        uploadToken: settings.uploadToken ?? "",
+        schemas,
+      }).suite;
+    },
+  );
 }
 
-/** The lifecycle suite's roles, by command (see cli.ts). */
-export const roles = {
-  client: runClient,
-  server: runServer,
-} as const;
+/** The lifecycle suite, run by the lifecycle commands (also for the isolation suite's configs, which name it). */
+export const suite: Suite = {
+  name: SUITE,
+  handlers: {
+    "lifecycle-client": runClient,
+    "lifecycle-server": runServer,
+  },
+};

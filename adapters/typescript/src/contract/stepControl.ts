@@ -2,9 +2,9 @@
 // docs/LIFECYCLE.md): health, the receipt entries, bounded waits on them,
 // sticky releases of held replies by request id, the client's marks, stray
 // frames written over stdio (`/emit`), shutdown. Answers are upstream style:
-// `{"ok": true}`; a wait that runs out gets 408. The catalogue suite
-// (docs/CATALOGUE.md) has health, receipts, the wait for an event's
-// verdicts and shutdown.
+// `{"ok": true}`; a wait that runs out gets 408. A suite takes the calls it
+// serves (any other is 404), the entry kinds `/wait-observed` counts and the
+// marks `/mark` takes.
 
 import { isObject, type Json, type JsonObject } from "../sdk/json.js";
 import type { Barriers } from "./barriers.js";
@@ -65,19 +65,33 @@ function waitObserved(
   };
 }
 
-/**
- * The step-driven control routes over `log`; `holds` keeps the held replies
- * by request id; `markKinds` are the kinds `POST /mark` takes (the
- * lifecycle suite's by default).
- */
-export function lifecycleControlRoutes(
+/** What a suite's control routes are made of; every field has a default. */
+export interface StepControlOptions {
+  /**
+   * The held replies by request id (`/release`; `/shutdown` lets them go);
+   * none: nothing is ever held.
+   */
+  readonly holds?: Barriers | undefined;
+  /** How long a wait may block before its 408. */
+  readonly waitLimitMs?: number | undefined;
+  /** The kinds `POST /mark` takes (default: MARK_KINDS). */
+  readonly markKinds?: readonly string[] | undefined;
+  /** The entry kinds `/wait-observed` counts for an event (default: `observed`). */
+  readonly observedKinds?: readonly string[] | undefined;
+  /** The calls served, as `"METHOD /path"` (default: every one). */
+  readonly calls?: readonly string[] | undefined;
+}
+
+/** The step-driven control routes over `log`. */
+export function stepControlRoutes(
   context: ServerContext,
   log: EntryLog,
-  holds: Barriers,
-  waitLimitMs = WAIT_LIMIT_MS,
-  markKinds: readonly string[] = MARK_KINDS,
+  options: StepControlOptions = {},
 ): ControlRoutes {
-  return {
+  const { holds } = options;
+  const waitLimitMs = options.waitLimitMs ?? WAIT_LIMIT_MS;
+  const markKinds = options.markKinds ?? MARK_KINDS;
+  const routes: ControlRoutes = {
     "GET /health": () => ({ ready: true }),
     "GET /receipts": () => ({ entries: log.snapshot() }),
     "POST /wait": (input) => {
@@ -93,9 +107,14 @@ export function lifecycleControlRoutes(
         waitLimitMs,
       );
     },
-    "POST /wait-observed": waitObserved(log, ["observed"], waitLimitMs),
+    "POST /wait-observed": waitObserved(
+      log,
+      options.observedKinds ?? ["observed"],
+      waitLimitMs,
+    ),
     "POST /release": (input) => {
-      holds.release(stringField(input, "id"));
+      const id = stringField(input, "id");
+      holds?.release(id);
       return OK;
     },
     "POST /mark": (input) => {
@@ -125,29 +144,14 @@ export function lifecycleControlRoutes(
       return OK;
     },
     "POST /shutdown": () => {
-      holds.releaseAll();
+      holds?.releaseAll();
       return new ControlAnswer(OK, 200, context.stop);
     },
   };
-}
-
-/**
- * The catalogue suite's control routes over `log`: `/wait-observed` counts
- * the event's verdicts, `observed` or `rejected`.
- */
-export function catalogueControlRoutes(
-  context: ServerContext,
-  log: EntryLog,
-  waitLimitMs = WAIT_LIMIT_MS,
-): ControlRoutes {
-  return {
-    "GET /health": () => ({ ready: true }),
-    "GET /receipts": () => ({ entries: log.snapshot() }),
-    "POST /wait-observed": waitObserved(
-      log,
-      ["observed", "rejected"],
-      waitLimitMs,
-    ),
-    "POST /shutdown": () => new ControlAnswer(OK, 200, context.stop),
-  };
+  const { calls } = options;
+  return calls === undefined
+    ? routes
+    : Object.fromEntries(
+        Object.entries(routes).filter(([call]) => calls.includes(call)),
+      );
 }
