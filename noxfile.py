@@ -98,8 +98,19 @@ def _lint_adapters(session: nox.Session) -> None:
     # its layers: sdk < contract < suites, no suite importing another, no cycle
     adapter_path = {"PYTHONPATH": str(ROOT / python)}
     session.run("lint-imports", "--no-cache", f"{python}/.importlinter", env=adapter_path)
-    with session.chdir(ROOT / "adapters" / "typescript"):
+    with session.chdir(ROOT / "adapters" / "typescript"):  # eslint, tsc, dependency-cruiser
         session.run("npm", "run", "lint", "--silent", external=True)
+    # the Go and Rust adapters' layers and cycles, each checked by a test of its own
+    with session.chdir(ROOT / "adapters" / "go"):
+        session.run(
+            "go", "test", "-count=1", "-run", "^TestLayering$|^TestViolations$", ".", external=True
+        )
+    with session.chdir(ROOT / "adapters" / "rust"):
+        target = {"CARGO_TARGET_DIR": str(ROOT / "adapters" / "rust" / "build" / "target")}
+        session.run(
+            "cargo", "test", "--locked", "--release", "--quiet", "-p", "ahp-rust",
+            "--test", "layering", external=True, env=target,
+        )  # fmt: skip
     session.chdir(ROOT)
 
 

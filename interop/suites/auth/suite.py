@@ -14,6 +14,7 @@ honest peer as the control (docs/AUTH.md).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -434,6 +435,9 @@ def _sent(method: str, path: str, headers: list[tuple[str, str]], built: Any) ->
         sent["tls"] = "none (plain HTTP to the TLS port)"
     elif built.tls is not None:
         certificate = Path(built.tls.cert_file).name if built.tls.cert_file else "no certificate"
+        # a leaf made for the run is `name-N.pem`, N in the order combinations asked for
+        # one: the report names it without N, so the same inputs give the same report
+        certificate = re.sub(r"-\d+(?=\.pem$)", "", certificate)
         sent["tls"] = f"TLS {built.tls.version or 'any'}, client {certificate}"
     return sent
 
