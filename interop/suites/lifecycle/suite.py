@@ -24,6 +24,7 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.capture import Relays
 from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
+from interop.runtime.listener import refusing_port
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Job
 from interop.suites.lifecycle import probes
@@ -33,7 +34,6 @@ from interop.suites.steps import (
     contract_v1,
     keep_stdio_frames,
     one_job_each,
-    refusing_port,
     run_v1_set,
     stdio_auth_none,
     stop_and_keep,
