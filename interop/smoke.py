@@ -40,6 +40,7 @@ from interop.runtime import process
 from interop.runtime.client import run_client
 from interop.runtime.context import RunContext, Timeouts, run_context, write_json
 from interop.runtime.control import ControlError, call
+from interop.runtime.post import PostFailed, post
 from interop.runtime.server import Server, ServerStartError
 from interop.suites import v1fixture
 from interop.suites.compaction import upstream as compaction_v1
@@ -520,7 +521,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
         return
     try:
         bearer = {"Authorization": "Bearer " + token}
-        status, body = v1fixture.post(receiver.base + "/receipts", b"", bearer, 10.0)
+        status, body, _ = post(receiver.base + "/receipts", b"", bearer, 10.0)
         listed = json.loads(body) if status == 200 else None
         checks.add(
             "POST /receipts with the event token answers 200 and a list",
@@ -528,7 +529,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
             "serve the accepted records as [{message, bytes, summary}] to AHP_ELICITATION_TOKEN",
         )
         stranger = {"Authorization": "Bearer " + secrets.token_urlsafe(12)}
-        status, _ = v1fixture.post(receiver.base + "/receipts", b"", stranger, 10.0)
+        status, _, _ = post(receiver.base + "/receipts", b"", stranger, 10.0)
         checks.add(
             "another token is refused 401",
             None if status == 401 else f"answered {status}",
@@ -540,7 +541,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
             "Content-Type": "application/octet-stream",
             "AHP-Content-SHA256": hashlib.sha256(raw).hexdigest(),
         }
-        status, body = v1fixture.post(receiver.base + "/upload", raw, headers, 10.0)
+        status, body, _ = post(receiver.base + "/upload", raw, headers, 10.0)
         descriptor = json.loads(body) if status == 201 else None
         checks.add(
             "an upload with the upload token answers 201 {ref, size, sha256}",
@@ -552,7 +553,7 @@ def _elicitation_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) ->
             else f"answered {status}: {body[:120]!r}",
             "store the raw octets under AHP_ELICITATION_UPLOAD_TOKEN and answer 201",
         )
-    except (OSError, ValueError, http.client.HTTPException) as exc:
+    except (OSError, ValueError, http.client.HTTPException, PostFailed) as exc:
         checks.add("the elicitation receiver answers", str(exc), fix)
     finally:
         receiver.stop()
@@ -612,7 +613,7 @@ def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> 
 
     def send(token: str, request: dict[str, Any]) -> tuple[int, Any]:
         headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
-        status, body = v1fixture.post(url, json.dumps(request).encode(), headers, 10.0)
+        status, body, _ = post(url, json.dumps(request).encode(), headers, 10.0)
         return status, (json.loads(body) if body else None)
 
     try:
@@ -648,7 +649,7 @@ def _compaction_checks(ctx: RunContext, adapter: Adapter, checks: Checklist) -> 
             else f"answered {status}: {json.dumps(answer)[:160]}; recorded {after - before}",
             "validate every request against intercept-request; refuse with -32602, record nothing",
         )
-    except (OSError, ValueError, http.client.HTTPException) as exc:
+    except (OSError, ValueError, http.client.HTTPException, PostFailed) as exc:
         checks.add("the compaction-wire receiver answers", str(exc), fix)
     finally:
         receiver.stop()

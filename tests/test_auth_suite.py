@@ -23,9 +23,9 @@ import pytest
 from interop.cli import main
 from interop.redact import Redactor
 from interop.results import Status
+from interop.runtime.probe import Observation, TlsOptions, observe
 from interop.suites.auth.cases import CASES, Material, applicable
 from interop.suites.auth.verify import judge_negative
-from interop.suites.auth.wire import Observation, TlsOptions, probe
 from interop.trust import Trust
 from tests.conftest import named
 
@@ -119,7 +119,7 @@ def test_the_probe_names_the_alert_of_a_refused_client_certificate(
     pinned = "1.3" if version == ssl.TLSVersion.TLSv1_3 else "1.2"
     with _tls_server(trust, version) as port:
         url = f"https://127.0.0.1:{port}/intercept"
-        refused = probe(
+        refused = observe(
             url,
             method="POST",
             path="/intercept",
@@ -128,7 +128,7 @@ def test_the_probe_names_the_alert_of_a_refused_client_certificate(
             tls=TlsOptions(trust.path("ca.pem"), version=pinned),
         )
         assert refused.kind == "tls-alert", refused
-        untrusted = probe(
+        untrusted = observe(
             url,
             method="POST",
             path="/intercept",
@@ -142,7 +142,7 @@ def test_the_probe_names_the_alert_of_a_refused_client_certificate(
             ),
         )
         assert untrusted.kind == "tls-alert", untrusted
-        honest = probe(
+        honest = observe(
             url,
             method="POST",
             path="/intercept",
@@ -165,7 +165,7 @@ def test_a_silent_close_is_observed_as_eof() -> None:
 
     threading.Thread(target=close_at_once, daemon=True).start()
     port = listener.getsockname()[1]
-    seen = probe(f"http://127.0.0.1:{port}/x", method="POST", path="/x", headers=[], body=b"{}")
+    seen = observe(f"http://127.0.0.1:{port}/x", method="POST", path="/x", headers=[], body=b"{}")
     listener.close()
     assert seen.kind in ("eof", "reset"), seen
 

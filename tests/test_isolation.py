@@ -23,6 +23,7 @@ from interop import ROOT
 from interop.redact import Redactor
 from interop.results import ERRORS, Status
 from interop.runtime import probe
+from interop.runtime.listener import server_tls
 from interop.suites.base import ScenarioError
 from interop.suites.isolation import origins
 from interop.suites.isolation.origins import Capture, Captured
@@ -259,9 +260,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Trust, dict[
 
 
 def _tls_capture(trust: Trust, files: dict[str, str]) -> Capture:
-    context = origins.server_tls(
-        files["cert"], files["key"], trust.path("ca.pem"), request_only=True
-    )
+    context = server_tls(files["cert"], files["key"], trust.path("ca.pem"), request_only=True)
     return Capture(
         "/capture",
         context=context,

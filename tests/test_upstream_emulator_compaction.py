@@ -26,8 +26,8 @@ import pytest
 from interop.contract.manifest import load_manifest, manifest_in
 from interop.report.document import rows_of
 from interop.runtime.context import Timeouts, run_context
+from interop.runtime.post import post
 from interop.suites.compaction import host, upstream
-from interop.suites.v1fixture import post
 from tests.upstream_matrix import (
     EMULATOR,
     SDK,
@@ -188,7 +188,7 @@ def test_over_http_a_notification_is_answered_204_and_never_sent_to_the_receiver
             notification = {"jsonrpc": "2.0", "method": "hooks/observe", "params": {}}
             headers = {"Authorization": "Bearer the-run-token"}
             answered = post(receiver.endpoint, json.dumps(notification).encode(), headers, 10.0)
-            assert answered == (204, b"")
+            assert answered[:2] == (204, b"")
             assert receiver.answers == {"None": [upstream.NOT_SENT]}
             assert receiver.upstream_entries() == ([], None)
         finally:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -256,15 +255,6 @@ def stop_and_keep(
                 f"left running by the server: {len(server.leaks)} process(es)",
             )
         )
-
-
-def refusing_port() -> socket.socket:
-    """A loopback TCP port bound and never listened on: connecting to it is refused
-    (the reserved `unreachable` backend). Held for the client run, so no other
-    process can take the port meanwhile; the caller closes it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    return sock
 
 
 STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"

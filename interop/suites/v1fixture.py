@@ -17,14 +17,12 @@ where that record stood when the mark came. Nothing here judges: the suites' ver
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import select
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,6 +33,7 @@ from interop.results import CombinationError
 from interop.runtime import process
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
+from interop.runtime.listener import Listener
 from interop.runtime.server import ServerStartError, log_tail, spawn_server
 from interop.suites import v1control
 from interop.suites.v1control import Entries
@@ -124,18 +123,6 @@ def run_plan(
     return PlanRun(code=code, printed=out_file.read_text(encoding="utf-8", errors="replace"))
 
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
-    parts = urlsplit(url)
-    host = parts.hostname or "127.0.0.1"
-    connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
-    try:
-        connection.request("POST", parts.path or "/", body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
-
-
 class Fixture:
     """A contract v1 receiver process with our control calls served in front of it.
     Quacks like `Server` where a suite uses one. A suite's subclass starts it
@@ -155,7 +142,7 @@ class Fixture:
         self.control = ""
         self.spawned: process.Spawned | None = None
         self.leaks: list[str] = []
-        self._shim: ThreadingHTTPServer | None = None
+        self._shim: Listener | None = None
         self._record = v1control.Record(self.upstream_entries)
 
     def start(self) -> None:
@@ -246,8 +233,7 @@ class Fixture:
 
     def stop(self) -> None:
         if self._shim is not None:
-            self._shim.shutdown()
-            self._shim.server_close()
+            self._shim.close()
         if self.spawned is not None:  # upstream: terminate, 5 s, kill
             if self.spawned.popen.poll() is None:
                 self.spawned.popen.terminate()

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, hmac, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from interop.suites.auth.wire import TlsOptions
+from interop.runtime.probe import TlsOptions
 from interop.trust import AUDIENCE, CLOCK, ISSUER, Trust, standard_claims
 
 TOKEN_MODES = ("bearer", "oauth", "workload")

@@ -3,12 +3,13 @@
 One combination per adapter and HTTP auth mode (client and server the same
 adapter: its server is probed, its client is pointed at untrustworthy peers).
 Server rows: for each trust profile the adapter declares, its core `server`
-runs in the mode and the harness's raw probe client (`wire.py`) sends every
-case of `cases.py` to each route (`POST /intercept`, `GET /capabilities`),
-negatives first, then the positive controls. Client rows (strict runs): the
-adapter's core `client` is pointed at the harness's peers (`peers.py`): server
-certificates it must not trust, token endpoints it must not use, and an
-honest peer as the control (docs/AUTH.md).
+runs in the mode and the harness's raw probe client (runtime/probe.py `observe`)
+sends every case of `cases.py` to each route (`POST /intercept`, `GET
+/capabilities`), negatives first, then the positive controls. Client rows (strict
+runs): the adapter's core `client` is pointed at the harness's recording peers
+(runtime/peer.py): server certificates it must not trust, token endpoints it
+must not use, and an honest peer as the control (docs/AUTH.md). A peer it must
+refuse is judged by what reached it, never by what the client says.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import ClientRun, run_client
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
+from interop.runtime.peer import Peer
+from interop.runtime.probe import Observation, observe
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.auth import verify
 from interop.suites.auth.cases import CASES, Material, applicable, extra_certificates
-from interop.suites.auth.peers import Capture
-from interop.suites.auth.wire import Observation, probe
 from interop.suites.base import Done, Job
 
 PROFILES = ("strict", "compat")
@@ -44,6 +45,10 @@ OURS_ONLY = (
 ROUTES = ("intercept", "capabilities")
 CORE = ROOT / "scenarios" / "core.json"
 HTTPS_CLIENT_MODES = ("bearer", "oauth", "workload", "mtls")
+# what the token endpoint of strict/token-type-not-bearer answers: a token, not a Bearer one
+NOT_BEARER = json.dumps(
+    {"access_token": "not-a-bearer-token", "token_type": "mac", "expires_in": 3600}
+).encode()
 
 
 class AuthSets(list[Path]):
@@ -239,7 +244,7 @@ class AuthSuite:
                     if method == "POST":
                         headers.append(("Content-Type", "application/json"))
                     before = _receipts(server)
-                    seen = probe(
+                    seen = observe(
                         server.endpoint,
                         method=method,
                         path=path,
@@ -301,7 +306,7 @@ class AuthSuite:
             ctx.keep_log(result.log, f"{combination.key}/client-{name}.log")
             return result
 
-        with Capture(body=answer, cert=good if https else None, client_ca=client_ca) as honest:
+        with Peer(answer, cert=good if https else None, client_ca=client_ca) as honest:
             result = run(honest.url("/intercept"), "positive-control")
             rows.append(
                 verify.judge_client_control(
@@ -318,7 +323,7 @@ class AuthSuite:
                 ("server-certificate-expired", {"expired": True}),
             ):
                 cert = trust.leaf_files(f"bad-{name}", server=True, **options)
-                with Capture(body=answer, cert=cert) as peer:
+                with Peer(answer, cert=cert) as peer:
                     result = run(peer.url("/intercept"), name)
                     rows.append(
                         verify.judge_refusal(
@@ -349,10 +354,10 @@ class AuthSuite:
                 "expires_in": 3600,
             }
         ).encode()
-        with Capture(body=answer, cert=good) as event:
+        with Peer(answer, cert=good) as event:
             with (
-                Capture(body=token, cert=good) as target,
-                Capture("redirect", cert=good, location=target.url("/token")) as redirecting,
+                Peer(token, cert=good) as target,
+                Peer(redirect=target.url("/token"), cert=good) as redirecting,
             ):
                 result = run(
                     event.url("/intercept"),
@@ -370,7 +375,7 @@ class AuthSuite:
                         claimed=_delivered(result, sid),
                     )
                 )
-            with Capture("token-not-bearer", cert=good) as odd:
+            with Peer(NOT_BEARER, cert=good) as odd:
                 result = run(
                     event.url("/intercept"),
                     "token-type-not-bearer",
@@ -384,7 +389,7 @@ class AuthSuite:
                         claimed=_delivered(result, sid),
                     )
                 )
-            with Capture(body=token) as plain:
+            with Peer(token) as plain:
                 result = run(
                     event.url("/intercept"),
                     "token-endpoint-plain-http",

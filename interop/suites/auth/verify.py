@@ -13,9 +13,9 @@ from typing import Any
 
 from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.results import RowVerdict, Status
+from interop.runtime.probe import Observation
 from interop.schema import canonical
 from interop.suites.auth.cases import Case
-from interop.suites.auth.wire import Observation
 
 # The alerts a TLS stack sends when it refuses a client certificate (or its absence).
 ALERTS = frozenset(

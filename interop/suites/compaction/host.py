@@ -16,34 +16,30 @@ replies as its `responseSequences` (the n-th call of a boundary, the n-th
 supplier's effects) and the host gets the plans without them. Between the two
 sits the gate, a listener of the harness: it takes a supplier's token and
 forwards the call to our server with the run's bearer token in its place, or
-(over stdio) takes the call from the relay the host spawned (host_relay.py) and
-writes it to our server's stdin. The bytes go through unchanged both ways, and
-the gate records every call as it was (wire evidence). Nothing here judges:
-`verify_host` compares what the host reported, what crossed the gate and what
-our server recorded with the set's expectations.
+(over stdio) takes the call from the relay the host spawned for it
+(runtime/line_relay.py) and writes it to our server's stdin. The bytes go
+through unchanged both ways, and the gate records every call as it was (wire
+evidence). Nothing here judges: `verify_host` compares what the host reported,
+what crossed the gate and what our server recorded with the set's expectations.
 """
 
 from __future__ import annotations
 
 import hmac
-import http.client
 import json
-import os
 import secrets
-import ssl
-import sys
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from interop.contract.manifest import Adapter
 from interop.jsonvalue import first_difference, shown, strict_equal
 from interop.results import CombinationError, RowVerdict, Status
-from interop.runtime import process
+from interop.runtime import line_relay, listener, process
 from interop.runtime.context import RunContext
+from interop.runtime.post import PostFailed, post
 from interop.runtime.server import Server, log_tail
 from interop.schema import canonical
 from interop.suites.common import conclude
@@ -59,7 +55,8 @@ REPORT_SHAPE = (
 )
 HOST_TIMEOUT = 240.0  # seconds: upstream's driver gives the host as long
 STDIO_CALL_TIMEOUT = 20.0  # seconds: upstream's host gives a stdio call as long
-RELAY = Path(__file__).with_name("host_relay.py")
+RELAY_PATH = "/relay/"  # the gate's route for the relay's calls: /relay/<supplier>
+RELAY_SECRET = "AHP-Relay-Secret"  # the header the relay's calls present the secret in
 TARGET = {"before": "instructions", "after": "summary"}
 NOT_A_V1_HOST = (
     "upstream's compaction-wire case plans, which a contract v1 host (`host`) takes; "
@@ -164,7 +161,7 @@ class Gate:
         ctx.redactor.add(self.secret)
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self._http: ThreadingHTTPServer | None = None
+        self._http: listener.Listener | None = None
         self.endpoint = ""
         self.config = home / "gate.json"
 
@@ -173,34 +170,26 @@ class Gate:
             self.calls.append(call)
 
     def start(self) -> None:
-        gate = self
+        self._http = listener.serve(self.answer)
+        self.endpoint = self._http.url()
+        line_relay.write_config(
+            self.config,
+            url=self.endpoint + RELAY_PATH,
+            headers={RELAY_SECRET: self.secret, "Content-Type": "application/json"},
+            words=["stdio"],
+            label="host_relay",
+            peer="gate",
+        )
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(size) if size > 0 else b""
-                if self.path.startswith("/relay/"):
-                    secret = self.headers.get("AHP-Relay-Secret")
-                    status, reply = gate.relay(self.path, secret, body)
-                else:
-                    given = self.headers.get_all("Authorization")
-                    status, reply = gate.serve(self.path, given, body)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        threading.Thread(target=self._http.serve_forever, daemon=True).start()
-        self.endpoint = f"http://127.0.0.1:{self._http.server_address[1]}"
-        descriptor = os.open(self.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            json.dump({"gate": self.endpoint, "secret": self.secret}, out)
+    def answer(self, request: listener.Request) -> listener.Reply:
+        """A POST of the host (`serve`) or of its relay (`relay`), answered as JSON."""
+        body = request.body or b""
+        if request.path.startswith(RELAY_PATH):
+            status, reply = self.relay(request.path, request.headers.get(RELAY_SECRET), body)
+        else:
+            given = request.headers.get_all("Authorization")
+            status, reply = self.serve(request.path, given, body)
+        return listener.Reply(status, reply)
 
     def serve(self, path: str, authorization: list[str] | None, body: bytes) -> tuple[int, bytes]:
         """An HTTP call of the host: an upload (refused: NO_UPLOADS) or an intercept
@@ -232,7 +221,7 @@ class Gate:
         answer line returned."""
         if secret is None or not hmac.compare_digest(secret, self.secret):
             return 403, json.dumps({"error": "not this run's relay"}).encode()
-        scope = unquote(path.removeprefix("/relay/"))
+        scope = unquote(path.removeprefix(RELAY_PATH))
         answer = self.server.exchange(body, answer=True, timeout=STDIO_CALL_TIMEOUT)
         if answer is None:
             reply = f"our server answered nothing in {STDIO_CALL_TIMEOUT:.0f}s".encode()
@@ -243,37 +232,24 @@ class Gate:
 
     def receiver_command(self) -> list[str]:
         """What the host spawns per stdio call (+ `stdio <supplier>`)."""
-        return [sys.executable, "-I", str(RELAY), str(self.config)]
+        return line_relay.command(self.config)
 
     def stop(self) -> None:
         if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
+            self._http.close()
 
 
 def _post(ctx: RunContext, endpoint: str, body: bytes) -> tuple[int, bytes]:
     """POST an intercept to our server with the run's bearer token."""
-    parts = urlsplit(endpoint)
     headers = {
         "Authorization": f"Bearer {ctx.trust.bearer_token}",
         "Content-Type": "application/json",
     }
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        context = ssl.create_default_context(cafile=str(ctx.trust.path("ca.pem")))
-        connection = http.client.HTTPSConnection(
-            parts.hostname or "127.0.0.1", parts.port, timeout=30.0, context=context
-        )
-    else:
-        connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, 30.0)
     try:
-        connection.request("POST", parts.path or "/", body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, response.read()
-    except (OSError, http.client.HTTPException) as exc:
+        status, reply, _ = post(endpoint, body, headers, 30.0, cafile=str(ctx.trust.path("ca.pem")))
+    except PostFailed as exc:
         return 502, json.dumps({"error": f"our server: {exc}"}).encode()
-    finally:
-        connection.close()
+    return status, reply
 
 
 # The host ------------------------------------------------------------------------

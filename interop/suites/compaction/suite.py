@@ -20,6 +20,7 @@ from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.client import ClientRun, run_client
 from interop.runtime.context import RunContext, write_json
+from interop.runtime.listener import refusing_port
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Done, Job
 from interop.suites.compaction import host, upstream
@@ -32,7 +33,6 @@ from interop.suites.compaction.scenarios import (
 from interop.suites.compaction.verify import verify_set
 from interop.suites.steps import (
     one_job_each,
-    refusing_port,
     reported_entries,
     run_sets,
     run_step_client,

@@ -37,19 +37,18 @@ evidence for a failed row. Nothing here judges: the suite's verifier does.
 
 from __future__ import annotations
 
-import http.client
 import json
 import secrets
-import socket
 import sys
 import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from interop.contract.manifest import Adapter
+from interop.runtime import listener
 from interop.runtime.context import RunContext
+from interop.runtime.post import PostFailed, post
 from interop.runtime.server import ServerStartError
 from interop.schema import canonical
 from interop.suites.compaction.scenarios import CompactionRow, CompactionSet
@@ -210,7 +209,7 @@ class V1Receiver(Fixture):
         self.calls = ScopeCalls(self.tokens)
         self.answers: dict[str, list[str]] = {}  # request id -> what the receiver answered
         self._lock = threading.Lock()
-        self._forwarder: ThreadingHTTPServer | None = None
+        self._forwarder: listener.Listener | None = None
 
     def start(self) -> None:
         found = command_of(self.adapter)
@@ -239,69 +238,47 @@ class V1Receiver(Fixture):
             self.answers.setdefault(str(ident), []).append(said)
 
     def _serve_forwarder(self) -> None:
-        fixture = self
-        target = self.base
+        self._forwarder = listener.serve(self.forward, bare=True, nodelay=True)
+        self.endpoint = self._forwarder.url(INTERCEPT)
 
-        class Forward(BaseHTTPRequestHandler):
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def setup(self) -> None:
-                super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(size) if size > 0 else b""
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                if is_notification(body):  # the receiver takes none: not sent, as over stdio
-                    fixture.note(self.path, None, 204, b"")
-                    self.wfile.write(b"HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
-                    return
-                given = self.headers.get_all("Authorization") or []
-                ident = request_id(body)
-                if self.path == INTERCEPT and given == [f"Bearer {fixture.token}"]:
-                    scope = fixture.scope_token(ident)
-                    if scope is not None:
-                        headers = {
-                            k: (f"Bearer {scope}" if k.lower() == "authorization" else v)
-                            for k, v in headers.items()
-                        }
-                status, reply, kind = _forward(target + self.path, body, headers)
-                fixture.note(self.path, ident, status, reply)
-                head = f"HTTP/1.0 {status} {self.responses.get(status, ('',))[0]}\r\n"
-                head += f"Content-Type: {kind}\r\n" if kind else ""
-                head += f"Content-Length: {len(reply)}\r\n\r\n"
-                self.wfile.write(head.encode("latin-1") + reply)
-
-        self._forwarder = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
-        self._forwarder.daemon_threads = True
-        threading.Thread(target=self._forwarder.serve_forever, daemon=True).start()
-        self.endpoint = f"http://127.0.0.1:{self._forwarder.server_address[1]}{INTERCEPT}"
+    def forward(self, request: listener.Request) -> listener.Reply:
+        """A call of our client, sent on to the receiver: a notification is not (the
+        receiver takes none: answered 204, as over stdio); an intercept with the run's
+        token goes with its scope's token in its place, every other header and the
+        bytes unchanged, and the receiver's answer comes back unchanged."""
+        body = request.body or b""
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+        if is_notification(body):
+            self.note(request.path, None, 204, b"")
+            return listener.Reply(204, b"", None)
+        given = request.headers.get_all("Authorization") or []
+        ident = request_id(body)
+        if request.path == INTERCEPT and given == [f"Bearer {self.token}"]:
+            scope = self.scope_token(ident)
+            if scope is not None:
+                headers = {
+                    k: (f"Bearer {scope}" if k.lower() == "authorization" else v)
+                    for k, v in headers.items()
+                }
+        status, reply, kind = _forward(self.base + request.path, body, headers)
+        self.note(request.path, ident, status, reply)
+        return listener.Reply(status, reply, kind)
 
     def upstream_entries(self) -> Entries:
         return read_receipts(self.store)
 
     def stop(self) -> None:
         if self._forwarder is not None:
-            self._forwarder.shutdown()
-            self._forwarder.server_close()
+            self._forwarder.close()
         super().stop()
 
 
 def _forward(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, str | None]:
     """POST to the receiver; a failure to reach it is answered 502 with the cause."""
-    host, _, rest = url.removeprefix("http://").partition("/")
-    name, _, port = host.partition(":")
-    connection = http.client.HTTPConnection(name, int(port), timeout=30.0)
     try:
-        connection.request("POST", "/" + rest, body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, response.read(), response.getheader("Content-Type")
-    except (OSError, http.client.HTTPException) as exc:
+        return post(url, body, headers, 30.0)
+    except PostFailed as exc:
         return 502, json.dumps({"error": f"the receiver: {exc}"}).encode(), "application/json"
-    finally:
-        connection.close()
 
 
 def stdio_bridge_keys(

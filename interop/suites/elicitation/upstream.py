@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
 import json
 import secrets
 from dataclasses import dataclass, field, replace
@@ -36,10 +35,11 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime import process
 from interop.runtime.context import RunContext
 from interop.runtime.control import ControlError, call
+from interop.runtime.post import PostFailed, post
 from interop.runtime.server import Server, ServerStartError, log_tail
 from interop.suites.elicitation.scenarios import ElicitationRow, ElicitationSet
 from interop.suites.v1control import Entries
-from interop.suites.v1fixture import Fixture, find_command, is_v1, post, run_plan
+from interop.suites.v1fixture import Fixture, find_command, is_v1, run_plan
 
 # Upstream's driver runs one command per SDK, from the SDK's root: the python-sdk's
 # `.venv/bin/python interop/elicitation.py`, `node interop/elicitation.mjs`, Go's
@@ -122,8 +122,8 @@ class V1Receiver(Fixture):
         our elicitation receipts: `{kind: elicitation, eventId, type, summary}`."""
         headers = {"Authorization": "Bearer " + self.token}
         try:
-            status, body = post(self.base + "/receipts", b"", headers, 10.0)
-        except (OSError, http.client.HTTPException) as exc:
+            status, body, _ = post(self.base + "/receipts", b"", headers, 10.0)
+        except PostFailed as exc:
             return None, f"POST /receipts: {exc}"
         if status != 200:
             return None, f"POST /receipts answered {status}"

@@ -1,39 +1,34 @@
-"""The harness's own HTTP(S) origins for the isolation suite, all on loopback.
+"""The isolation suite's upload origins: what a capture records and the upload rules.
 
-- `Capture`: an upload origin that records each raw request (header names and
-  counts, framing, body size and hash, whether a TLS client certificate was
-  presented; never a credential's value) and applies the upload rules: a
-  clean upload gets 201 `{ref, size, sha256}` with a fresh `urn:uuid:` ref (or,
-  redirecting, 307 to another origin), anything else 400.
-- `CookieRelay`: a reverse proxy in front of the real event server that adds
-  a `Set-Cookie` for 127.0.0.1 to every answer (cookies are not port-bound, so
-  a client with a cookie jar would send it to the capture).
+- `Capture`: an upload origin (runtime/origin.py's `Origin`, on loopback) that
+  records each raw request (header names and counts, framing, body size and
+  hash, whether a TLS client certificate was presented; never a credential's
+  value) and applies the upload rules: a clean upload gets 201 `{ref, size,
+  sha256}` with a fresh `urn:uuid:` ref (or, redirecting, 307 to another
+  origin), anything else 400.
+- `secret_label`: whose secret a sensitive header's value carries.
 
-Standard library plus the run's trust material; every listener is threaded,
-one request per capture connection, and stopped (joined) by `close()`.
+The cookie relay in front of the event server is runtime/origin.py's
+`CookieRelay`. Every origin is threaded, one request per capture connection,
+and stopped (joined) by `close()`.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
-import http.client
 import json
-import re
-import ssl
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
 
+from interop.runtime.listener import TlsContext
+from interop.runtime.origin import CANONICAL_LENGTH, Answer, Arrival, Origin
 from interop.trust import ISSUER
 
 MAX_BYTES = 1024 * 1024
-READ_TIMEOUT = 5.0
 CONTENT_TYPE = "application/octet-stream"
 HASH_HEADER = "ahp-content-sha256"
 FRAMING = ("content-length", "content-type", HASH_HEADER)
@@ -51,17 +46,6 @@ SHOWN = {
     "authorization": "Authorization",
     "proxy-authorization": "Proxy-Authorization",
     "cookie": "Cookie",
-}
-_LENGTH = re.compile(r"0|[1-9][0-9]*")
-_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "content-length",
 }
 
 
@@ -104,82 +88,10 @@ class Captured:
         }
 
 
-class _Server(ThreadingHTTPServer):
-    """A threaded loopback listener; with `context`, each connection's TLS handshake
-    runs in its own thread and a failed one is reported, not raised. With `joined`,
-    closing waits for every connection's thread (each bounded by its read timeout),
-    so nothing a client sent can be recorded after the origin is closed."""
-
-    daemon_threads = True
-
-    def __init__(
-        self,
-        handler: type[BaseHTTPRequestHandler],
-        context: ssl.SSLContext | None,
-        owner: Any,
-        joined: bool,
-    ) -> None:
-        self.context = context
-        self.owner = owner
-        self.block_on_close = joined
-        super().__init__(("127.0.0.1", 0), handler)
-
-    def finish_request(self, request: Any, client_address: Any) -> None:
-        if self.context is None:
-            super().finish_request(request, client_address)
-            return
-        request.settimeout(READ_TIMEOUT)
-        try:
-            wrapped = self.context.wrap_socket(request, server_side=True)
-        except (ssl.SSLError, OSError) as exc:
-            self.owner.handshake_failed(exc)
-            return
-        try:
-            self.RequestHandlerClass(wrapped, client_address, self)  # type: ignore[arg-type]
-        finally:
-            with contextlib.suppress(OSError):
-                wrapped.close()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hangs up is not the harness's failure
-
-
-class _Origin:
-    """A listener on a thread of its own."""
-
-    scheme = "http"
-
-    def __init__(
-        self,
-        handler: type[BaseHTTPRequestHandler],
-        context: ssl.SSLContext | None,
-        *,
-        joined: bool,
-    ) -> None:
-        self.server = _Server(handler, context, self, joined)
-        self.scheme = "https" if context is not None else "http"
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
-
-    def url(self, path: str) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
-
-    def handshake_failed(self, exc: BaseException) -> None:
-        pass
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
 # ---------------------------------------------------------------- the capture
 
 
-class Capture(_Origin):
+class Capture:
     """An upload origin: records every request, answers by the rules.
 
     `redirect`: a clean upload is answered 307 with `Location: redirect` instead
@@ -191,7 +103,7 @@ class Capture(_Origin):
         self,
         path: str,
         *,
-        context: ssl.SSLContext | None = None,
+        context: TlsContext | None = None,
         redirect: str | None = None,
         labels: Callable[[str, str], str] | None = None,
         certificate_label: Callable[[bytes], str] | None = None,
@@ -204,11 +116,19 @@ class Capture(_Origin):
         self.captured: list[Captured] = []
         self.handshakes: list[str] = []  # why each failed TLS handshake failed
         self._lock = threading.Lock()
-        super().__init__(_CaptureHandler, context, joined=True)
+        self.origin = Origin(
+            self.answer,
+            limit=MAX_BYTES,
+            context=context,
+            on_handshake_failure=self.handshake_failed,
+        )
 
     @property
     def endpoint(self) -> str:
-        return self.url(self.path)
+        return self.origin.url(self.path)
+
+    def close(self) -> None:
+        self.origin.close()
 
     def handshake_failed(self, exc: BaseException) -> None:
         reason = getattr(exc, "reason", None) or type(exc).__name__
@@ -222,6 +142,57 @@ class Capture(_Origin):
     def snapshot(self) -> tuple[list[Captured], list[str]]:
         with self._lock:
             return list(self.captured), list(self.handshakes)
+
+    def answer(self, arrival: Arrival) -> Answer:
+        """The request recorded, judged and answered by the upload rules (recorded
+        before the answer is sent: a client may exit as soon as it reads it)."""
+        captured = self.captured_of(arrival)
+        if self.cookies is not None:
+            captured.cookies_before = self.cookies()
+        captured.problems = judge(captured, self.path)
+        if captured.problems:
+            captured.status = 400
+            answer = Answer(400, [], b"")
+        elif self.redirect is not None:
+            captured.status = 307
+            answer = Answer(307, [("Location", self.redirect)], b"")
+        else:
+            captured.status = 201
+            captured.ref = f"urn:uuid:{uuid.uuid4()}"
+            receipt = {"ref": captured.ref, "size": captured.size, "sha256": captured.sha256}
+            payload = json.dumps(receipt, separators=(",", ":")).encode()
+            answer = Answer(201, [("Content-Type", "application/json")], payload)
+        self.record(captured)
+        return answer
+
+    def captured_of(self, arrival: Arrival) -> Captured:
+        """What the record keeps of a request: header counts, framing values, a label
+        per sensitive value and for a presented certificate, the body's size and hash."""
+        counts: dict[str, int] = {}
+        framing: dict[str, list[str]] = {n: [] for n in (*FRAMING, *CODINGS)}
+        sensitive: dict[str, list[str]] = {}
+        for name, value in arrival.headers:
+            lower = name.lower()
+            counts[lower] = counts.get(lower, 0) + 1
+            if lower in framing:
+                framing[lower].append(value.strip())
+            if lower in SENSITIVE:
+                sensitive.setdefault(lower, []).append(self.labels(lower, value))
+        certificate = None
+        if arrival.certificate:
+            certificate = self.certificate_label(arrival.certificate)
+        return Captured(
+            method=arrival.method,
+            target=arrival.target,
+            tls=arrival.tls,
+            client_certificate=certificate,
+            headers=counts,
+            framing=framing,
+            sensitive=sensitive,
+            size=len(arrival.body),
+            sha256=hashlib.sha256(arrival.body).hexdigest(),
+            complete=arrival.complete,
+        )
 
 
 def judge(captured: Captured, path: str) -> list[tuple[str, str]]:
@@ -245,7 +216,7 @@ def judge(captured: Captured, path: str) -> list[tuple[str, str]]:
             problems.append(("CaptureFraming", f"a {SHOWN[name]} header {captured.framing[name]}"))
     lengths = captured.framing["content-length"]
     if len(lengths) == 1:
-        if not _LENGTH.fullmatch(lengths[0]):
+        if not CANONICAL_LENGTH.fullmatch(lengths[0]):
             problems.append(("CaptureFraming", f"Content-Length {lengths[0]!r} is not canonical"))
         elif int(lengths[0]) > MAX_BYTES:
             problems.append(("CaptureFraming", f"Content-Length {lengths[0]} is over 1 MiB"))
@@ -281,106 +252,6 @@ def judge(captured: Captured, path: str) -> list[tuple[str, str]]:
     return problems
 
 
-class _CaptureHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = READ_TIMEOUT
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def handle_expect_100(self) -> bool:
-        return True  # answered only when the rules allow reading the body
-
-    def do_POST(self) -> None:
-        self._capture()
-
-    do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_POST
-
-    def _capture(self) -> None:
-        capture: Capture = self.server.owner
-        self.close_connection = True
-        counts: dict[str, int] = {}
-        framing: dict[str, list[str]] = {n: [] for n in (*FRAMING, *CODINGS)}
-        sensitive: dict[str, list[str]] = {}
-        for name, value in self.headers.items():
-            lower = name.lower()
-            counts[lower] = counts.get(lower, 0) + 1
-            if lower in framing:
-                framing[lower].append(value.strip())
-            if lower in SENSITIVE:
-                sensitive.setdefault(lower, []).append(capture.labels(lower, value))
-        certificate = None
-        if isinstance(self.connection, ssl.SSLSocket):
-            der = self.connection.getpeercert(binary_form=True)
-            if der:
-                certificate = capture.certificate_label(der)
-        body = b""
-        complete = False
-        lengths = framing["content-length"]
-        readable = (
-            len(lengths) == 1
-            and _LENGTH.fullmatch(lengths[0]) is not None
-            and int(lengths[0]) <= MAX_BYTES
-            and not counts.get("transfer-encoding")
-        )
-        if readable:
-            if self.headers.get("Expect", "").lower() == "100-continue":
-                self.send_response_only(100)
-                self.end_headers()
-            wanted = int(lengths[0])
-            try:
-                while len(body) < wanted:
-                    chunk = self.rfile.read1(wanted - len(body))
-                    if not chunk:
-                        break
-                    body += chunk
-            except OSError:
-                pass
-            complete = len(body) == wanted
-        captured = Captured(
-            method=self.command,
-            target=self.path,
-            tls=isinstance(self.connection, ssl.SSLSocket),
-            client_certificate=certificate,
-            headers=counts,
-            framing=framing,
-            sensitive=sensitive,
-            size=len(body),
-            sha256=hashlib.sha256(body).hexdigest(),
-            complete=complete,
-        )
-        if capture.cookies is not None:
-            captured.cookies_before = capture.cookies()
-        captured.problems = judge(captured, capture.path)
-        if captured.problems:
-            captured.status = 400
-            payload = b""
-            extra: list[tuple[str, str]] = []
-        elif capture.redirect is not None:
-            captured.status = 307
-            payload = b""
-            extra = [("Location", capture.redirect)]
-        else:
-            captured.status = 201
-            captured.ref = f"urn:uuid:{uuid.uuid4()}"
-            receipt = {"ref": captured.ref, "size": captured.size, "sha256": captured.sha256}
-            payload = json.dumps(receipt, separators=(",", ":")).encode()
-            extra = [("Content-Type", "application/json")]
-        capture.record(captured)  # before the answer: a client may exit as soon as it reads it
-        try:
-            self.send_response(captured.status)
-            for name, value in extra:
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-        except OSError:
-            pass
-
-
 def secret_label(
     secrets: dict[str, str], redacts: Callable[[str], bool]
 ) -> Callable[[str, str], str]:
@@ -412,151 +283,3 @@ def _jwt_purpose(token: str) -> str | None:
     if isinstance(claims, dict) and claims.get("iss") == ISSUER:
         return str(claims.get("purpose", "event"))
     return None
-
-
-# ---------------------------------------------------------------- the cookie relay
-
-
-class CookieRelay(_Origin):
-    """A reverse proxy to `upstream` adding `cookie` (a Set-Cookie value) to every answer.
-
-    With `context` it terminates TLS (the run's server certificate, a client
-    certificate required when the context says so) and reaches the upstream with
-    `upstream_context` (the event client's own TLS, certificate included)."""
-
-    def __init__(
-        self,
-        upstream: str,
-        cookie: str,
-        *,
-        context: ssl.SSLContext | None,
-        upstream_context: ssl.SSLContext | None,
-        timeout: float,
-    ) -> None:
-        parts = urlsplit(upstream)
-        self.upstream_scheme = parts.scheme
-        self.upstream_host = parts.hostname or "127.0.0.1"
-        self.upstream_port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.cookie = cookie
-        self.upstream_context = upstream_context
-        self.timeout = timeout
-        self.relayed = 0
-        self._lock = threading.Lock()
-        self.endpoint_path = parts.path or "/"
-        super().__init__(_RelayHandler, context, joined=False)
-
-    @property
-    def endpoint(self) -> str:
-        return self.url(self.endpoint_path)
-
-    def connect(self) -> http.client.HTTPConnection:
-        if self.upstream_scheme == "https":
-            return http.client.HTTPSConnection(
-                self.upstream_host,
-                self.upstream_port,
-                timeout=self.timeout,
-                context=self.upstream_context,
-            )
-        return http.client.HTTPConnection(
-            self.upstream_host, self.upstream_port, timeout=self.timeout
-        )
-
-    def count(self) -> None:
-        with self._lock:
-            self.relayed += 1
-
-    def answered(self) -> int:
-        """How many answers (each with the cookie) have been relayed so far."""
-        with self._lock:
-            return self.relayed
-
-
-class _RelayHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        self.upstream: http.client.HTTPConnection | None = None
-
-    def finish(self) -> None:
-        if self.upstream is not None:
-            self.upstream.close()
-        super().finish()
-
-    def do_POST(self) -> None:
-        self._relay()
-
-    do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_POST
-
-    def _body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            data = b""
-            while True:
-                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return data
-                data += self.rfile.read(size)
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length", "0") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _relay(self) -> None:
-        relay: CookieRelay = self.server.owner
-        body = self._body()
-        headers = [(n, v) for n, v in self.headers.items() if n.lower() not in _HOP]
-        answer: http.client.HTTPResponse | None = None
-        for attempt in (1, 2):  # a kept-alive upstream connection may have closed meanwhile
-            if self.upstream is None:
-                self.upstream = relay.connect()
-            try:
-                self.upstream.putrequest(
-                    self.command, self.path, skip_host=True, skip_accept_encoding=True
-                )
-                for name, value in headers:
-                    self.upstream.putheader(name, value)
-                self.upstream.putheader("Content-Length", str(len(body)))
-                self.upstream.endheaders(body)
-                answer = self.upstream.getresponse()
-                break
-            except (OSError, http.client.HTTPException):
-                self.upstream.close()
-                self.upstream = None
-                if attempt == 2:
-                    self.close_connection = True
-                    self.send_error(502)
-                    return
-        assert answer is not None
-        payload = answer.read()
-        relay.count()
-        if answer.will_close and self.upstream is not None:
-            self.upstream.close()
-            self.upstream = None
-        try:
-            self.send_response_only(answer.status, answer.reason)
-            for name, value in answer.getheaders():
-                if name.lower() not in _HOP and name.lower() != "date":
-                    self.send_header(name, value)
-            self.send_header("Set-Cookie", relay.cookie)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except OSError:
-            self.close_connection = True
-
-
-def server_tls(cert: str, key: str, client_ca: str | None, *, request_only: bool) -> ssl.SSLContext:
-    """A server context for an origin: `client_ca` with `request_only` requests a client
-    certificate (and verifies one that is presented), without it requires one."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert, key)
-    if client_ca is not None:
-        context.load_verify_locations(cafile=client_ca)
-        context.verify_mode = ssl.CERT_OPTIONAL if request_only else ssl.CERT_REQUIRED
-    return context

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import ssl
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -31,11 +30,13 @@ from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.capture import Relays
 from interop.runtime.client import run_client, stdio_server
 from interop.runtime.context import RunContext
+from interop.runtime.listener import TlsContext, server_tls
+from interop.runtime.origin import CookieRelay
 from interop.runtime.probe import tls_context
 from interop.runtime.server import Server, ServerStartError
 from interop.suites.base import Done, Job
 from interop.suites.isolation import origins
-from interop.suites.isolation.origins import Capture, CookieRelay
+from interop.suites.isolation.origins import Capture
 from interop.suites.isolation.scenarios import (
     PLAIN,
     REDIRECT,
@@ -262,7 +263,7 @@ class _Combination:
             stack.callback(target.close)
             origin = Capture(path, redirect=target.endpoint, **common)
         elif item.case.origin == TLS:
-            context = origins.server_tls(
+            context = server_tls(
                 self.pki["cert"], self.pki["key"], self.ctx.trust.path("ca.pem"), request_only=True
             )
             origin = Capture(path, context=context, **common)
@@ -276,11 +277,11 @@ class _Combination:
         """A relay in front of the event server that sets this combination's cookie."""
         assert self.server is not None
         endpoint = self.server.endpoint
-        listen: ssl.SSLContext | None = None
-        upstream: ssl.SSLContext | None = None
+        listen: TlsContext | None = None
+        upstream: TlsContext | None = None
         if endpoint.startswith("https:"):
             trust, mode = self.ctx.trust, self.combination.auth
-            listen = origins.server_tls(
+            listen = server_tls(
                 trust.path("server.pem"),
                 trust.path("server-key.pem"),
                 trust.path("ca.pem") if mode == "mtls" else None,

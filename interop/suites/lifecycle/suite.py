@@ -21,6 +21,7 @@ from interop.grid import Combination
 from interop.results import Outcome, RowVerdict, Status
 from interop.runtime.capture import Relays
 from interop.runtime.context import RunContext
+from interop.runtime.listener import refusing_port
 from interop.runtime.server import Server
 from interop.suites.base import Done, Job
 from interop.suites.lifecycle import probes
@@ -29,7 +30,6 @@ from interop.suites.lifecycle.verify import verify_set
 from interop.suites.steps import (
     contract_v1,
     one_job_each,
-    refusing_port,
     run_sets,
     run_step_client,
     run_v1_set,
