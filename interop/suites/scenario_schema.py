@@ -47,11 +47,11 @@ def schemas() -> SchemaSet:
 
 def formats() -> list[str]:
     """The format names a suite may declare: one per schema file but the shared one."""
-    return [
+    return sorted(
         name.removesuffix(SUFFIX)
         for name in schemas().names()
         if name.endswith(SUFFIX) and name != COMMON + SUFFIX
-    ]
+    )
 
 
 def schema_file(name: str) -> str:
@@ -287,7 +287,8 @@ def _hint(given: Any, options: Iterable[Any]) -> str:
     """` (did you mean 'x'?)` for a string close to one of `options`, else ""."""
     if not isinstance(given, str):
         return ""
-    close = difflib.get_close_matches(given, [o for o in options if isinstance(o, str)], n=1)
+    strings = [o for o in options if isinstance(o, str)]
+    close = difflib.get_close_matches(given, strings, n=1, cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
