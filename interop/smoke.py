@@ -171,6 +171,7 @@ def _rows(work: Path, contract: str) -> tuple[Path, list[dict[str, Any]], dict[s
             "result": {"protocolVersion": "draft", "effects": []},
         },
         "expected": {"decision": "allow", "executed": True, "messages": []},
+        "tags": ["smoke"],
     }
     rows = [*chosen, held, unknown]
     path = work / "smoke.json"

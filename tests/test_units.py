@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from interop.jsonvalue import JsonError, loads, strict_equal
 from interop.redact import Redactor
 from interop.results import CombinationError, UnknownErrorClass, error_table
 from interop.runtime.receipts import WRAPPED, unwrap_receipts
-from interop.suites.core.scenarios import ScenarioError, load_set, load_sets
+from interop.suites.core.scenarios import CoreSets, ScenarioError, load_set, load_sets
 from interop.suites.core.verify import verify_set
 
 
@@ -160,18 +161,11 @@ def test_adapter_dir_names_and_clashes(tmp_path: Path, capsys: pytest.CaptureFix
 def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     request = {"id": "a", "params": {"event": {"id": "a"}}}
-    path.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "scenarios": [
-                    {"id": "a", "request": request, "response": None, "expectError": True},
-                    {"id": "a", "request": request, "response": None, "expectError": True},
-                ],
-            }
-        )
-    )
-    with pytest.raises(ScenarioError, match="duplicate scenario id 'a'"):
+    row = {"id": "a", "request": request, "response": None, "expectError": True, "tags": []}
+    path.write_text(json.dumps({"version": 1, "scenarios": [row, row]}))
+    with pytest.raises(
+        ScenarioError, match=r"scenarios\[1\] \(id 'a'\): duplicate scenario id 'a'"
+    ):
         load_set(path)
     path.write_text(
         json.dumps(
@@ -184,20 +178,21 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
                         "response": None,
                         "expected": {},
                         "expectError": True,
+                        "tags": [],
                     }
                 ],
             }
         )
     )
-    with pytest.raises(ScenarioError, match=r"exactly one of"):
+    with pytest.raises(ScenarioError, match=r"\(id 'a'\): expected: .*exactly one of"):
         load_set(path)
     path.write_text('{"version": 1, "scenarios": [}')
     with pytest.raises(ScenarioError, match="malformed JSON"):
         load_set(path)
-    big = {"id": "a", "request": request, "response": {"result": {"n": [1, 2**53]}}}
+    big = {"id": "a", "request": request, "response": {"result": {"n": [1, 2**53]}}, "tags": []}
     path.write_text(json.dumps({"version": 1, "scenarios": [{**big, "expectError": True}]}))
     with pytest.raises(
-        ScenarioError, match=r"scenario 'a': the number at \$\.response\.result\.n\[1\]"
+        ScenarioError, match=r"\(id 'a'\): the number at \$\.response\.result\.n\[1\]"
     ):
         load_set(path)
     edge = {**big, "response": {"result": {"n": [2**53 - 1, -(2**53 - 1), 0.5]}}}
@@ -206,7 +201,7 @@ def test_scenario_file_problems_are_named(tmp_path: Path) -> None:
     lone = {**big, "response": {"result": {"text": ["ok", "x\ud800"]}}}
     path.write_text(json.dumps({"version": 1, "scenarios": [{**lone, "expectError": True}]}))
     with pytest.raises(
-        ScenarioError, match=r"scenario 'a': the string at \$\.response\.result\.text\[1\]"
+        ScenarioError, match=r"\(id 'a'\): the string at \$\.response\.result\.text\[1\]"
     ):
         load_set(path)
     lone_key = {**big, "response": {"result": {"\udc00": 1}}}
@@ -225,6 +220,7 @@ def _set_file(path: Path, ids: list[str], **outside: object) -> Path:
             "request": {"id": i, "params": {"event": {"id": i}}},
             "response": None,
             "expectError": True,
+            "tags": [],
         }
         for i in ids
     ]
@@ -236,7 +232,12 @@ def test_core_sets_run_as_one_file_and_rows_keep_their_set(tmp_path: Path) -> No
     one = _set_file(tmp_path / "one.json", ["a", "b"])
     two = _set_file(tmp_path / "two.json", ["c"])
     clash = _set_file(tmp_path / "clash.json", ["a"])
-    other = _set_file(tmp_path / "other.json", ["d"], note="differs outside scenarios")
+    # a core file is exactly {version, scenarios}: a set that differs outside them is
+    # made in memory (another suite's file may carry more: tests/test_merged_sets.py)
+    loaded = load_set(_set_file(tmp_path / "other.json", ["d"]))
+    other = dataclasses.replace(loaded, document={**loaded.document, "note": "differs"})
+    with pytest.raises(ScenarioError, match=r"other\.json: note: unknown key"):
+        load_set(_set_file(tmp_path / "other.json", ["d"], note="differs outside scenarios"))
     (run,) = load_sets([one, two]).runs()
     assert run.name == "one+two" and run.ids == ["a", "b", "c"]
     assert [run.origin(i) for i in run.ids] == ["one", "one", "two"]
@@ -246,7 +247,7 @@ def test_core_sets_run_as_one_file_and_rows_keep_their_set(tmp_path: Path) -> No
     assert all("expectError" not in r for r in blind["scenarios"])
     # shared ids or a different file outside `scenarios`: each set runs alone
     assert [r.name for r in load_sets([one, clash, two]).runs()] == ["one", "clash+two"]
-    assert [r.name for r in load_sets([one, other]).runs()] == ["one", "other"]
+    assert [r.name for r in CoreSets([load_set(one), other]).runs()] == ["one", "other"]
     report = {
         "language": "python",
         "results": [

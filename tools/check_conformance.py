@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edit_boundaries import edit_problem
-from scenario_lint import EXPECTED_KEYS as SCENARIO_EXPECTED_KEYS
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:  # the harness of this checkout, not another one installed
+    sys.path.insert(0, str(REPO_ROOT))
 
-from interop.schema import (
+from edit_boundaries import edit_problem  # noqa: E402
+
+from interop.schema import (  # noqa: E402
     AGGREGATE_SCHEMA,
     FormatSupportError,
     SchemaSet,
@@ -37,8 +40,8 @@ from interop.schema import (
     load_json_file,
     loads_strict,
 )
+from interop.suites.scenario_schema import problems as format_problems  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA_DIR = REPO_ROOT / "schemas" / "draft"
 
 # Upstream names its schemas `schema/draft/<file>`; ours live in schemas/draft/<file>
@@ -54,9 +57,7 @@ EDIT_CONTEXT_KEYS = {"event", "current", "mode", "action"}
 REQUIREMENT_ID = re.compile(r"AHP-[A-Z]+-[0-9]{3}\Z")
 SHA256_HEX = re.compile(r"[a-f0-9]{64}\Z")
 
-SCENARIO_KEYS = {"id", "request", "response", "expected", "expectError", "hostExpected", "tags"}
-SCENARIO_REQUIRED = {"id", "request", "response", "tags"}
-EXPECTED_KEYS = frozenset(SCENARIO_EXPECTED_KEYS)
+SCENARIO_FORMAT = "core"  # schemas/scenarios/core.schema.json: the files' shape
 SCHEMA_INVALID_TAG = "schema-invalid"
 INTERCEPT_REQUEST = "intercept-request.schema.json"
 INTERCEPT_RESPONSE = "intercept-response.schema.json"
@@ -373,45 +374,12 @@ def check_fixtures(directory: Path, schemas: SchemaSet | None = None) -> list[st
 # ------------------------------------------------------------------ scenarios
 
 
-def _scenario_shape_problems(scenario: dict[str, Any]) -> Iterable[str]:
-    missing = SCENARIO_REQUIRED - set(scenario)
-    if missing:
-        yield f"missing {', '.join(sorted(missing))}"
-    unknown = set(scenario) - SCENARIO_KEYS
-    if unknown:
-        yield f"unknown fields {', '.join(sorted(unknown))}"
-    has_expected, has_error = "expected" in scenario, "expectError" in scenario
-    if has_expected == has_error:
-        yield "needs exactly one of expected and expectError"
-    if has_error and scenario["expectError"] is not True:
-        yield "expectError must be true"
-    if "hostExpected" in scenario and not has_error:
-        yield "hostExpected is allowed only beside expectError"
-    for key in ("expected", "hostExpected"):
-        if key not in scenario:
-            continue
-        value = scenario[key]
-        if not isinstance(value, dict):
-            yield f"{key} is not an object"
-            continue
-        extra = set(value) - EXPECTED_KEYS
-        if extra:
-            yield f"{key} has unknown keys {', '.join(sorted(extra))}"
-        if value.get("decision", "allow") not in ("allow", "ask", "deny"):
-            yield f"{key}.decision is not allow, ask or deny"
-        if "executed" in value and not isinstance(value["executed"], bool):
-            yield f"{key}.executed is not a boolean"
-    tags = scenario.get("tags")
-    if "tags" in scenario and not (
-        isinstance(tags, list)
-        and all(isinstance(t, str) and t for t in tags)
-        and len(set(tags)) == len(tags)
-    ):
-        yield "tags is not a list of unique non-empty strings"
-
-
-def _scenario_problems(scenario: dict[str, Any], schemas: SchemaSet) -> Iterable[str]:
-    yield from _scenario_shape_problems(scenario)
+def _scenario_problems(
+    scenario: dict[str, Any], schemas: SchemaSet, shape: str | None
+) -> Iterable[str]:
+    """`shape`: the row's first problem against the format's schema, if any."""
+    if shape is not None:
+        yield shape
     scenario_id = scenario.get("id")
     request = scenario.get("request")
     if "request" in scenario:
@@ -443,6 +411,8 @@ class ScenarioReport:
 
 
 def run_scenarios(paths: Sequence[Path], schemas: SchemaSet | None = None) -> ScenarioReport:
+    """Each file against the core format's schema (every row's first problem), then each
+    row's messages against the canonical schemas, its ids and its schema-invalid tag."""
     schemas = schemas or load_schemas()
     report = ScenarioReport()
     for path in paths:
@@ -453,34 +423,30 @@ def run_scenarios(paths: Sequence[Path], schemas: SchemaSet | None = None) -> Sc
         except StrictJsonError as exc:
             report.problems.append(f"{label}: {exc}")
             continue
-        if not isinstance(document, dict) or set(document) != {"version", "scenarios"}:
-            report.problems.append(f"{label}: top level must be exactly {{version, scenarios}}")
-            continue
-        if document["version"] != 1 or isinstance(document["version"], bool):
-            report.problems.append(f"{label}: version must be 1")
-        scenarios = document["scenarios"]
-        if not isinstance(scenarios, list) or not scenarios:
-            report.problems.append(f"{label}: scenarios must be a non-empty list")
+        shapes = {p.row: p for p in format_problems(document, SCENARIO_FORMAT)}
+        outside = shapes.pop(None, None)
+        if outside is not None:
+            report.problems.append(f"{label}: {outside}")
+        scenarios = document.get("scenarios") if isinstance(document, dict) else None
+        if not isinstance(scenarios, list):
             continue
         seen: set[str] = set()
         for index, scenario in enumerate(scenarios):
             report.scenarios += 1
-            if (
-                not isinstance(scenario, dict)
-                or not isinstance(scenario.get("id"), str)
-                or not scenario["id"]
-            ):
-                report.problems.append(
-                    f"{label}: scenario #{index}: not an object with a non-empty string id"
-                )
+            shape = shapes.get(index)
+            scenario_id = scenario.get("id") if isinstance(scenario, dict) else None
+            if not isinstance(scenario_id, str) or not scenario_id:
+                said = f": {shape.detail}" if shape is not None else ""
+                report.problems.append(f"{label}: scenario #{index}{said}")
                 continue
-            scenario_id = scenario["id"]
             if scenario_id in seen:
                 report.problems.append(f"{label}: scenario {scenario_id}: duplicate id")
             seen.add(scenario_id)
             report.problems.extend(
                 f"{label}: scenario {scenario_id}: {problem}"
-                for problem in _scenario_problems(scenario, schemas)
+                for problem in _scenario_problems(
+                    scenario, schemas, shape.detail if shape is not None else None
+                )
             )
     return report
 

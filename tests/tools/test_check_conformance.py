@@ -559,10 +559,11 @@ def test_untagged_invalid_response_fails(scenario_file: Path) -> None:
     [
         (lambda s: s[0].update(expectError=True), "exactly one of expected and expectError"),
         (lambda s: s[0].update(hostExpected={}), "hostExpected is allowed only beside expectError"),
-        (lambda s: s[3].update(expectError=1), "expectError must be true"),
-        (lambda s: s[0].update(note="x"), "unknown fields note"),
-        (lambda s: s[0].pop("tags"), "missing tags"),
-        (lambda s: s[0]["expected"].update(decison="allow"), "expected has unknown keys decison"),
+        (lambda s: s[3].update(expectError=1), "deny-missing-reason: expectError: must be true"),
+        (lambda s: s[0].update(note="x"), ": note: unknown key"),
+        (lambda s: s[0].pop("tags"), ": tags: missing"),
+        (lambda s: s[0]["expected"].update(decison="allow"), ": expected.decison: unknown key"),
+        (lambda s: s[1]["expected"].update(executed="yes"), ": expected.executed: expected a"),
     ],
 )
 def test_scenario_shape_rules(scenario_file: Path, change: Any, needle: str) -> None:

@@ -3,8 +3,9 @@
 `{version: 1, suite?: "catalogue", scenarios: [{id, category, steps: [{op:
 notify|rawNotify, message} | {op: register, registration, requirements,
 context}], expected: {sent, registrations, deliveries}, requests, responses}]}`
-(docs/CATALOGUE.md). The checks here are about the file's shape and its
-internal consistency; they apply no protocol rule.
+(docs/CATALOGUE.md). The file's shape is `schemas/scenarios/catalogue.schema.json`'s
+(`validate_document`); the checks here are what a schema cannot say, the file's
+internal consistency. None applies a protocol rule.
 """
 
 from __future__ import annotations
@@ -23,23 +24,10 @@ from interop.suites.base import (
     set_file,
     write_set_file,
 )
+from interop.suites.scenario_schema import row_where, validate_document
 
-CATEGORIES = ("execution", "lineage", "registration")
+SCHEMA = "catalogue"  # schemas/scenarios/catalogue.schema.json: the format's shape
 SEND_OPS = ("notify", "rawNotify")
-OPS = (*SEND_OPS, "register")
-ERROR_KINDS = (None, "schema", "lineage")
-RULES = (  # docs/CATALOGUE.md "Registration", in order
-    "schema",
-    "duplicate-backend",
-    "transport",
-    "authentication",
-    "credential",
-    "event",
-    "scope",
-    "timeout",
-    "requirement",
-    "interactive",
-)
 
 
 REFUSED_NOTIFY = (
@@ -109,56 +97,20 @@ class CatalogueScenario:
         return None
 
 
-def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenario:
-    where = f"{path}: scenarios[{index}]"
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise ScenarioError(f"{where}: a scenario needs a non-empty string id")
+def _check(path: Path, index: int, raw: dict[str, Any], seen: set[str]) -> CatalogueScenario:
+    """One row the schema passed, with what it cannot say: an id used once, and the
+    expectation's lists against the steps (one delivery verdict per sent message, the
+    sent messages the steps' own in step order, one registration verdict per register
+    step)."""
     sid = raw["id"]
-    where = f"{path}: scenario {sid!r}"
+    where = row_where(path, index, raw)
     if sid in seen:
         raise ScenarioError(f"{where}: the id is used twice; ids must be unique in a file")
     seen.add(sid)
-    if raw.get("category") not in CATEGORIES:
-        raise ScenarioError(
-            f"{where}: category {raw.get('category')!r} is not one of {', '.join(CATEGORIES)}"
-        )
-    steps = raw.get("steps")
-    if not isinstance(steps, list) or not steps:
-        raise ScenarioError(f"{where}: steps must be a non-empty list")
-    messages: list[tuple[str, Any]] = []
-    registers = 0
-    for number, step in enumerate(steps):
-        at = f"{where}: steps[{number}]"
-        if not isinstance(step, dict) or step.get("op") not in OPS:
-            op = step.get("op") if isinstance(step, dict) else step
-            raise ScenarioError(f"{at}: op {op!r} is not one of {', '.join(OPS)}")
-        if step["op"] in SEND_OPS:
-            message = step.get("message")
-            event = message.get("params", {}).get("event") if isinstance(message, dict) else None
-            if not isinstance(event, dict) or not isinstance(event.get("id"), str):
-                raise ScenarioError(
-                    f"{at}: a {step['op']} message needs a string params.event.id "
-                    "(the client waits for its verdict by that id)"
-                )
-            messages.append((step["op"], message))
-        else:
-            registers += 1
-            for key, kind in (("registration", object), ("requirements", list), ("context", dict)):
-                if key not in step or not isinstance(step[key], kind):
-                    raise ScenarioError(f"{at}: register needs {key!r} ({kind.__name__})")
-            context = step["context"]
-            if not isinstance(context.get("interactive"), bool) or not isinstance(
-                context.get("environment"), dict
-            ):
-                raise ScenarioError(f"{at}: context needs interactive (bool) and environment")
-    if "reading" in raw and (not isinstance(raw["reading"], str) or not raw["reading"]):
-        raise ScenarioError(f"{where}: reading, when present, names the reading (a string)")
-    expected = raw.get("expected")
-    if not isinstance(expected, dict):
-        raise ScenarioError(f"{where}: expected must be an object")
-    for key in ("sent", "registrations", "deliveries"):
-        if not isinstance(expected.get(key), list):
-            raise ScenarioError(f"{where}: expected.{key} must be a list")
+    steps = raw["steps"]
+    messages = [(step["op"], step["message"]) for step in steps if step["op"] in SEND_OPS]
+    registers = sum(1 for step in steps if step["op"] == "register")
+    expected = raw["expected"]
     sent, deliveries = expected["sent"], expected["deliveries"]
     if len(deliveries) != len(sent):
         raise ScenarioError(
@@ -182,35 +134,12 @@ def _check(path: Path, index: int, raw: Any, seen: set[str]) -> CatalogueScenari
         cursor += 1
     if any(op == "rawNotify" for op, _ in messages[cursor:]):
         raise ScenarioError(f"{where}: expected.sent misses a rawNotify message")
-    for number, verdict in enumerate(deliveries):
-        at = f"{where}: expected.deliveries[{number}]"
-        if (
-            not isinstance(verdict, dict)
-            or not isinstance(verdict.get("accepted"), bool)
-            or verdict.get("errorKind") not in ERROR_KINDS
-            or verdict["accepted"] != (verdict.get("errorKind") is None)
-        ):
-            raise ScenarioError(
-                f"{at}: must be {{accepted: true, errorKind: null}} or "
-                '{accepted: false, errorKind: "schema"|"lineage"}'
-            )
     registrations = expected["registrations"]
     if len(registrations) != registers:
         raise ScenarioError(
             f"{where}: expected.registrations has {len(registrations)} entries for "
             f"{registers} register steps"
         )
-    for number, verdict in enumerate(registrations):
-        at = f"{where}: expected.registrations[{number}]"
-        if not isinstance(verdict, dict) or not isinstance(verdict.get("accepted"), bool):
-            raise ScenarioError(f"{at}: needs accepted (bool)")
-        extra = set(verdict) - {"accepted", "rule"}
-        if extra:
-            raise ScenarioError(f"{at}: unknown keys {', '.join(sorted(extra))}")
-        if "rule" in verdict and (verdict["accepted"] or verdict["rule"] not in RULES):
-            raise ScenarioError(
-                f"{at}: rule belongs to a rejection and is one of {', '.join(RULES)}"
-            )
     return CatalogueScenario(sid, raw)
 
 
@@ -270,22 +199,15 @@ def _names(scenario_set: CatalogueSet) -> set[str]:
 
 
 def load_set(path: Path) -> CatalogueSet:
+    """A catalogue file checked against `schemas/scenarios/catalogue.schema.json`, then
+    row by row."""
     try:
         document = load_file(path)
     except (OSError, JsonError) as exc:
         raise ScenarioError(f"{path}: {exc}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("scenarios"), list):
-        raise ScenarioError(f"{path}: a catalogue file is an object with a scenarios list")
-    if document.get("version") != 1:
-        raise ScenarioError(f"{path}: version {document.get('version')!r}; this harness reads 1")
-    if document.get("suite", "catalogue") != "catalogue":
-        raise ScenarioError(
-            f"{path}: suite {document.get('suite')!r} is not catalogue; run it with its own --suite"
-        )
+    validate_document(path, document, SCHEMA)
     seen: set[str] = set()
     scenarios = [_check(path, i, raw, seen) for i, raw in enumerate(document["scenarios"])]
-    if not scenarios:
-        raise ScenarioError(f"{path}: no scenarios")
     return CatalogueSet(path.name.removesuffix(".json"), path.resolve(), document, scenarios)
 
 

@@ -1,4 +1,8 @@
-"""The core suite's scenario files: loading, checking, and blind copies."""
+"""The core suite's scenario files: loading, checking, and blind copies.
+
+The shape is `schemas/scenarios/core.schema.json`'s (`validate_document`); the
+checks here are what a schema cannot say (ids, I-JSON numbers, lone surrogates).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ from interop.suites.base import (
     set_name,
     write_set_file,
 )
+from interop.suites.scenario_schema import row_where, validate_document
 
+SCHEMA = "core"  # schemas/scenarios/core.schema.json: the format's shape
 ANSWER_KEYS = ("expected", "expectError", "hostExpected", "tags")
 
 
@@ -125,36 +131,16 @@ def lone_surrogate(value: Any, path: str = "$") -> str | None:
     return None
 
 
-def _scenario(path: Path, index: int, raw: Any) -> Scenario:
-    where = f"{path}: scenarios[{index}]"
-    if not isinstance(raw, dict):
-        raise ScenarioError(f"{where}: a scenario must be an object")
-    sid = raw.get("id")
-    if not isinstance(sid, str) or not sid:
-        raise ScenarioError(f"{where}: 'id' must be a non-empty string")
-    where = f"{path}: scenario {sid!r}"
-    request = raw.get("request")
-    if not isinstance(request, dict):
-        raise ScenarioError(f"{where}: 'request' must be an object")
-    if "response" not in raw:
-        raise ScenarioError(f"{where}: missing 'response'")
-    event = (
-        request.get("params", {}).get("event", {})
-        if isinstance(request.get("params"), dict)
-        else {}
-    )
+def _scenario(path: Path, index: int, raw: dict[str, Any]) -> Scenario:
+    """One row the schema passed, with what it cannot say: the request's ids, and
+    numbers and strings every implementation can carry."""
+    sid = raw["id"]
+    where = row_where(path, index, raw)
+    request = raw["request"]
+    params = request.get("params")
+    event = params.get("event") if isinstance(params, dict) else None
     if request.get("id") != sid or not isinstance(event, dict) or event.get("id") != sid:
         raise ScenarioError(f"{where}: request.id and request.params.event.id must equal the id")
-    expected = raw.get("expected")
-    expect_error = raw.get("expectError", False)
-    if expect_error not in (True, False):
-        raise ScenarioError(f"{where}: 'expectError' must be a boolean")
-    if (expected is None) == (expect_error is False):
-        raise ScenarioError(
-            f"{where}: exactly one of 'expected' and 'expectError: true' is required"
-        )
-    if expected is not None and not isinstance(expected, dict):
-        raise ScenarioError(f"{where}: 'expected' must be an object")
     outside = beyond_i_json(raw)
     if outside is not None:
         raise ScenarioError(
@@ -168,35 +154,32 @@ def _scenario(path: Path, index: int, raw: Any) -> Scenario:
             "with no pair), which I-JSON forbids and not every implementation can hold "
             '(docs/scenarios.md, "Strings")'
         )
-    host_expected = raw.get("hostExpected")
-    if host_expected is not None and (not expect_error or not isinstance(host_expected, dict)):
-        raise ScenarioError(f"{where}: 'hostExpected' must be an object beside 'expectError: true'")
     return Scenario(
         id=sid,
         request=request,
         response=raw["response"],
-        expected=expected,
-        expect_error=bool(expect_error),
-        host_expected=host_expected,
+        expected=raw.get("expected"),
+        expect_error=raw.get("expectError", False),
+        host_expected=raw.get("hostExpected"),
         raw=raw,
     )
 
 
 def load_set(path: Path, name: str | None = None) -> ScenarioSet:
+    """A core file checked against `schemas/scenarios/core.schema.json`, then row by row."""
     try:
         document = load_file(path)
     except JsonError as exc:
         raise ScenarioError(str(exc)) from None
-    if not isinstance(document, dict) or document.get("version") != 1:
-        raise ScenarioError(f"{path}: expected an object with 'version': 1")
-    raw_scenarios = document.get("scenarios")
-    if not isinstance(raw_scenarios, list) or not raw_scenarios:
-        raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
-    scenarios = tuple(_scenario(path, i, raw) for i, raw in enumerate(raw_scenarios))
+    validate_document(path, document, SCHEMA)
+    rows = document["scenarios"]
+    scenarios = tuple(_scenario(path, i, raw) for i, raw in enumerate(rows))
     seen: set[str] = set()
-    for scenario in scenarios:
+    for index, scenario in enumerate(scenarios):
         if scenario.id in seen:
-            raise ScenarioError(f"{path}: duplicate scenario id {scenario.id!r}")
+            raise ScenarioError(
+                f"{row_where(path, index, rows[index])}: duplicate scenario id {scenario.id!r}"
+            )
         seen.add(scenario.id)
     return ScenarioSet(
         name=name or set_name(path), path=path.resolve(), scenarios=scenarios, document=document

@@ -2,15 +2,14 @@
 
 A row is a wire row (`steps` of `upload` and `send`, `expected.steps` and
 `expected.receipts`) or an atomic row (`atomic`, `responses`,
-`expected.actual` and `expected.receipts`). The checks are about the file's
-shape and consistency (an error names the file, the row and the field); they
-apply no protocol rule.
+`expected.actual` and `expected.receipts`). The file's shape is
+`schemas/scenarios/elicitation.schema.json`'s (`validate_document`); the checks
+here are what a schema cannot say, the file's consistency. An error names the
+file, the row and the field; none applies a protocol rule.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,10 @@ from typing import Any
 
 from interop.jsonvalue import JsonError, load_file
 from interop.suites.base import ScenarioError, set_file, write_set_file
+from interop.suites.scenario_schema import row_where, validate_document
 
+SCHEMA = "elicitation"  # schemas/scenarios/elicitation.schema.json: the format's shape
 TRANSPORTS = ("http", "stdio")
-CREDENTIALS = ("upload", "unauthorized", "none")
-OUTCOMES = ("accepted", "rejected")
-ACTUAL_KEYS = ("request", "result", "published", "provenance")
 
 
 @dataclass(frozen=True)
@@ -69,121 +67,45 @@ def _event_of(message: Any) -> Any:
     return params.get("event") if isinstance(params, dict) else None
 
 
-def _fail(where: str, what: str) -> ScenarioError:
-    return ScenarioError(f"{where}: {what}")
-
-
-def _check_receipts(where: str, receipts: Any) -> None:
-    if not isinstance(receipts, list):
-        raise _fail(where, "expected.receipts must be a list of {eventId, summary}")
-    for index, receipt in enumerate(receipts):
-        if (
-            not isinstance(receipt, dict)
-            or set(receipt) != {"eventId", "summary"}
-            or not isinstance(receipt["eventId"], str)
-            or not isinstance(receipt["summary"], dict)
-        ):
-            raise _fail(where, f"expected.receipts[{index}] must be exactly {{eventId, summary}}")
-
-
-def _check_wire(where: str, raw: dict[str, Any]) -> None:
-    steps, expected = raw.get("steps"), raw["expected"]
-    if not isinstance(steps, list) or not steps:
-        raise _fail(where, "a wire row needs a non-empty steps list")
-    if set(expected) != {"steps", "receipts"}:
-        raise _fail(where, "a wire row's expected has exactly steps and receipts")
-    outcomes = expected["steps"]
-    if not isinstance(outcomes, list) or len(outcomes) != len(steps):
-        raise _fail(where, f"expected.steps must have one entry per step ({len(steps)})")
-    for index, (step, outcome) in enumerate(zip(steps, outcomes, strict=True)):
-        at = f"steps[{index}]"
-        if not isinstance(step, dict) or step.get("op") not in ("upload", "send"):
-            raise _fail(where, f"{at}: op must be upload or send")
-        if not isinstance(outcome, dict) or outcome.get("op") != step["op"]:
-            raise _fail(where, f"expected.steps[{index}] must name the same op as {at}")
-        if step["op"] == "upload":
-            if not isinstance(step.get("alias"), str) or not step["alias"]:
-                raise _fail(where, f"{at}: an upload needs a non-empty alias")
-            try:
-                base64.b64decode(step.get("bodyBase64", ""), validate=True)
-            except (binascii.Error, TypeError, ValueError):
-                raise _fail(where, f"{at}: bodyBase64 is not base64") from None
-            if step.get("credential") not in CREDENTIALS:
-                raise _fail(where, f"{at}: credential must be one of {', '.join(CREDENTIALS)}")
-            if "sha256" in step and not isinstance(step["sha256"], str):
-                raise _fail(where, f"{at}: sha256 (the declared digest) must be a string")
-            if set(outcome) != {"op", "status"} or type(outcome["status"]) is not int:
-                raise _fail(where, f"expected.steps[{index}] of an upload is {{op, status}}")
-        else:
-            if not isinstance(step.get("message"), dict):
-                raise _fail(where, f"{at}: a send needs the JSON-RPC message object")
-            if (
-                set(outcome) != {"op", "outcome", "status"}
-                or outcome["outcome"] not in OUTCOMES
-                or type(outcome["status"]) is not int
-            ):
-                raise _fail(
-                    where,
-                    f"expected.steps[{index}] of a send is {{op, outcome: accepted|rejected, "
-                    "status: <HTTP status>}",
+def _check(path: Path, index: int, raw: dict[str, Any], seen: set[str]) -> ElicitationRow:
+    """One row the schema passed, with what it cannot say: an id used once, one expected
+    step per step naming the same op (a wire row), and the ids an atomic row's request
+    and responses carry (its own)."""
+    rid = raw["id"]
+    where = row_where(path, index, raw)
+    if rid in seen:
+        raise ScenarioError(f"{where}: the id is used twice")
+    seen.add(rid)
+    expected = raw["expected"]
+    if "atomic" not in raw:
+        steps, outcomes = raw["steps"], expected["steps"]
+        if len(outcomes) != len(steps):
+            raise ScenarioError(
+                f"{where}: expected.steps must have one entry per step ({len(steps)})"
+            )
+        for number, (step, outcome) in enumerate(zip(steps, outcomes, strict=True)):
+            if outcome["op"] != step["op"]:
+                raise ScenarioError(
+                    f"{where}: expected.steps[{number}].op: must name the same op as "
+                    f"steps[{number}] ({step['op']})"
                 )
-            if (outcome["outcome"] == "accepted") != (outcome["status"] == 200):
-                raise _fail(where, f"expected.steps[{index}]: accepted goes with 200, only")
-    _check_receipts(where, expected["receipts"])
-
-
-def _check_atomic(where: str, rid: str, raw: dict[str, Any]) -> None:
-    atomic, expected = raw["atomic"], raw["expected"]
-    if not isinstance(atomic, dict) or set(atomic) != {
-        "request",
-        "userResult",
-        "resultCapabilities",
-    }:
-        raise _fail(where, "atomic has exactly request, userResult and resultCapabilities")
-    request = atomic["request"]
-    if not isinstance(request, dict) or request.get("id") != f"{rid}:request":
-        raise _fail(where, f"atomic.request must be the intercept request with id '{rid}:request'")
+        return ElicitationRow(rid, raw)
+    request = raw["atomic"]["request"]
+    if request.get("id") != f"{rid}:request":
+        raise ScenarioError(
+            f"{where}: atomic.request.id: must be '{rid}:request' (the intercept request "
+            "of the row's user.elicitation.request event)"
+        )
     event = _event_of(request)
     if not isinstance(event, dict) or event.get("id") != f"{rid}:request":
-        raise _fail(where, f"atomic.request.params.event.id must be '{rid}:request'")
-    if not isinstance(atomic["userResult"], dict):
-        raise _fail(where, "atomic.userResult must be an MCP ElicitResult object")
-    if not isinstance(atomic["resultCapabilities"], dict):
-        raise _fail(where, "atomic.resultCapabilities must be a capabilities object")
-    responses = raw.get("responses", {})
-    allowed = {f"{rid}:request", f"{rid}:result"}
-    if not isinstance(responses, dict) or set(responses) - allowed:
-        raise _fail(where, f"responses may be keyed only {sorted(allowed)}")
-    if set(expected) != {"actual", "receipts"}:
-        raise _fail(where, "an atomic row's expected has exactly actual and receipts")
-    actual = expected["actual"]
-    if not isinstance(actual, dict) or set(actual) != set(ACTUAL_KEYS):
-        raise _fail(where, f"expected.actual has exactly {', '.join(ACTUAL_KEYS)}")
-    _check_receipts(where, expected["receipts"])
-
-
-def _check(path: Path, index: int, raw: Any, seen: set[str]) -> ElicitationRow:
-    where = f"{path}: scenarios[{index}]"
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise _fail(where, "a row needs a non-empty string id")
-    rid = raw["id"]
-    where = f"{path}: row {rid!r}"
-    if rid in seen:
-        raise _fail(where, "the id is used twice")
-    seen.add(rid)
-    for transport in raw.get("transports", TRANSPORTS):
-        if transport not in TRANSPORTS:
-            raise _fail(where, f"transport {transport!r} is not http or stdio")
-    if not isinstance(raw.get("expected"), dict):
-        raise _fail(where, "expected must be an object")
-    if ("atomic" in raw) == ("steps" in raw):
-        raise _fail(where, "a row has either steps (a wire row) or atomic (an atomic row)")
-    if "atomic" in raw:
-        _check_atomic(where, rid, raw)
-    else:
-        if "responses" in raw:
-            raise _fail(where, "a wire row scripts no responses (every accepted send is no-effect)")
-        _check_wire(where, raw)
+        raise ScenarioError(f"{where}: atomic.request.params.event.id: must be '{rid}:request'")
+    allowed = [f"{rid}:request", f"{rid}:result"]
+    for key in raw.get("responses", {}):
+        if key not in allowed:
+            raise ScenarioError(
+                f"{where}: responses: {key!r}: responses may be keyed only "
+                f"{' or '.join(map(repr, allowed))}"
+            )
     return ElicitationRow(rid, raw)
 
 
@@ -239,22 +161,15 @@ class ElicitationSets(list[ElicitationSet]):
 
 
 def load_set(path: Path) -> ElicitationSet:
+    """An elicitation file checked against `schemas/scenarios/elicitation.schema.json`,
+    then row by row, then across rows (no event id sent by two rows)."""
     try:
         document = load_file(path)
     except (OSError, JsonError) as exc:
         raise ScenarioError(f"{path}: {exc}") from None
-    if not isinstance(document, dict) or document.get("version") != 1:
-        raise ScenarioError(f"{path}: expected an object with 'version': 1")
-    if document.get("suite") != "elicitation":
-        raise ScenarioError(f"{path}: suite {document.get('suite')!r} is not elicitation")
-    source = document.get("authenticatedSource")
-    if not isinstance(source, str) or not source:
-        raise ScenarioError(f"{path}: authenticatedSource must be a non-empty string")
-    raw = document.get("scenarios")
-    if not isinstance(raw, list) or not raw:
-        raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
+    validate_document(path, document, SCHEMA)
     seen: set[str] = set()
-    rows = tuple(_check(path, i, r, seen) for i, r in enumerate(raw))
+    rows = tuple(_check(path, i, r, seen) for i, r in enumerate(document["scenarios"]))
     owners: dict[str, str] = {}
     for row in rows:
         for event_id in row.event_ids():

@@ -3,13 +3,14 @@
 `{version: 1, scenarios: [{id, requests: {KEY: request}, responses: {KEY: response},
 responseSequences?, steps: [...], expected, transports?, inapplicableReason?,
 chain?, chainProof?}]}` (docs/LIFECYCLE.md). A file of chains alone, or a
-file mixing steps and chains, loads the same way.
+file mixing steps and chains, loads the same way. The shape is
+`schemas/scenarios/lifecycle.schema.json`'s (`validate_document`); the checks here
+are the references a schema cannot follow.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 import hashlib
 from dataclasses import dataclass, field
@@ -25,25 +26,11 @@ from interop.suites.base import (
     set_file,
     write_set_file,
 )
+from interop.suites.scenario_schema import row_where, validate_document
 
+SCHEMA = "lifecycle"  # schemas/scenarios/lifecycle.schema.json: the format's shape
 ANSWER_KEYS = ("expected", "chainProof")
-STEP_FIELDS: dict[str, tuple[str, ...]] = {
-    "send": ("key", "slot"),
-    "wait": ("key", "count"),
-    "release": ("key",),
-    "receive": ("slot",),
-    "accept": ("key",),
-    "cancel": ("key",),
-    "failOpen": ("key",),
-    "observe": ("key", "subscription"),
-    "upload": ("subscription", "ref", "bodyBase64", "size", "sha256"),
-    "emit": ("response",),
-}
-STEP_EXPECTED = ("published", "cancelled", "ignored", "states", "observations", "uploadStatuses")
-CHAIN_EXPECTED = ("called", "failures", "observations", "input")
 TRANSPORTS = ("http", "stdio")
-FAULTS = ("server-error", "malformed", "timeout")  # docs/LIFECYCLE.md [ext]
-OBSERVE_FAULTS = (None, "silent")
 UNREACHABLE = "unreachable"
 OPERATIONAL_FAILURES = (
     "the project extension 'operational failures' (scripted faults, deadlines, unreachable "
@@ -177,100 +164,25 @@ class LifecycleScenario:
         return found
 
 
-def _check(path: Path, index: int, raw: Any) -> LifecycleScenario:
-    where = f"{path}: scenarios[{index}]"
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise ScenarioError(f"{where}: a scenario needs a non-empty string id")
-    where = f"{path}: scenario {raw['id']!r}"
-    for key in ("requests", "responses"):
-        if not isinstance(raw.get(key), dict):
-            raise ScenarioError(f"{where}: {key!r} must be an object of request keys")
-    for key, request in raw["requests"].items():
-        if not isinstance(request, dict) or not isinstance(request.get("id"), str):
-            raise ScenarioError(f"{where}: requests.{key} must be a request with a string id")
-    if not isinstance(raw.get("steps", []), list):
-        raise ScenarioError(f"{where}: 'steps' must be an array")
+def _check(path: Path, index: int, raw: dict[str, Any]) -> LifecycleScenario:
+    """One row the schema passed, with what it cannot say: every request key a step,
+    `responseSequences` or `observeFaults` names is one of the row's requests."""
+    where = row_where(path, index, raw)
+    requests = raw["requests"]
     for number, step in enumerate(raw.get("steps", [])):
-        op = step.get("op") if isinstance(step, dict) else None
-        if op not in STEP_FIELDS:
+        if "key" in step and step["key"] not in requests:
             raise ScenarioError(
-                f"{where}: steps[{number}]: unknown op {op!r} (known: {', '.join(STEP_FIELDS)})"
+                f"{where}: steps[{number}].key: names unknown request {step['key']!r} "
+                f"(the requests are {', '.join(requests)})"
             )
-        missing = [f for f in STEP_FIELDS[op] if f not in step]
-        if missing:
-            raise ScenarioError(f"{where}: steps[{number}] ({op}) lacks {', '.join(missing)}")
-        if "key" in step and step["key"] not in raw["requests"]:
-            raise ScenarioError(f"{where}: steps[{number}] names unknown request {step['key']!r}")
-        if op == "upload":
-            try:
-                body = base64.b64decode(step["bodyBase64"], validate=True)
-            except (binascii.Error, ValueError):
-                raise ScenarioError(f"{where}: steps[{number}]: bodyBase64 is not base64") from None
-            del body
-    expected = raw.get("expected")
-    wanted = CHAIN_EXPECTED if "chain" in raw else STEP_EXPECTED
-    if not isinstance(expected, dict) or sorted(expected) != sorted(wanted):
-        raise ScenarioError(f"{where}: 'expected' must have exactly {', '.join(wanted)}")
-    if "chain" in raw:
-        chain = raw["chain"]
-        if not isinstance(chain, dict) or not isinstance(chain.get("subscriptions"), list):
-            raise ScenarioError(f"{where}: 'chain' needs a subscriptions array")
-        if "a" not in raw["requests"]:
-            raise ScenarioError(f"{where}: a chain's boundary request is requests.a")
-        proof = raw.get("chainProof")
-        if not isinstance(proof, dict) or not {"requests", "observations"} <= set(proof):
-            raise ScenarioError(f"{where}: a chain needs chainProof.requests and .observations")
-    _check_faults(where, raw)
-    transports = raw.get("transports", list(TRANSPORTS))
-    if not isinstance(transports, list) or not set(transports) <= set(TRANSPORTS):
-        raise ScenarioError(f"{where}: 'transports' must list http and/or stdio")
+    for named in ("responseSequences", "observeFaults"):
+        for key in raw.get(named, {}):
+            if key not in requests:
+                raise ScenarioError(
+                    f"{where}: {named}: {key!r} is no request key of the row "
+                    f"(the requests are {', '.join(requests)})"
+                )
     return LifecycleScenario(raw["id"], raw)
-
-
-def _check_faults(where: str, raw: dict[str, Any]) -> None:
-    """Scripted faults, deadlines and backends name only what docs/LIFECYCLE.md defines."""
-    sequences = raw.get("responseSequences", {})
-    if not isinstance(sequences, dict):
-        raise ScenarioError(f"{where}: 'responseSequences' must be an object of request keys")
-    for key, sequence in sequences.items():
-        if key not in raw["requests"] or not isinstance(sequence, list) or not sequence:
-            raise ScenarioError(
-                f"{where}: responseSequences.{key} must be a non-empty array for a known request"
-            )
-        for n, entry in enumerate(sequence):
-            if isinstance(entry, dict) and "fault" in entry:
-                if set(entry) != {"fault"} or entry["fault"] not in FAULTS:
-                    raise ScenarioError(
-                        f"{where}: responseSequences.{key}[{n}]: a fault is exactly "
-                        f'{{"fault": KIND}} with KIND one of {", ".join(FAULTS)}'
-                    )
-                if "chain" not in raw:
-                    raise ScenarioError(
-                        f"{where}: responseSequences.{key}[{n}]: faults are for chains only"
-                    )
-    faults = raw.get("observeFaults", {})
-    if not isinstance(faults, dict) or any(
-        key not in raw["requests"]
-        or not isinstance(entries, list)
-        or any(e not in OBSERVE_FAULTS for e in entries)
-        for key, entries in faults.items()
-    ):
-        raise ScenarioError(
-            f"{where}: 'observeFaults' maps a request key to an array of null or \"silent\""
-        )
-    chain = raw.get("chain")
-    for n, subscription in enumerate(chain.get("subscriptions", []) if chain else []):
-        place = f"{where}: chain.subscriptions[{n}]"
-        if not isinstance(subscription, dict):
-            raise ScenarioError(f"{place} must be an object")
-        if "timeoutMs" in subscription:
-            deadline = subscription["timeoutMs"]
-            if subscription.get("mode") != "intercept":
-                raise ScenarioError(f"{place}: an observer never carries timeoutMs (protocol)")
-            if type(deadline) is not int or deadline < 1:
-                raise ScenarioError(f"{place}: timeoutMs must be a positive integer")
-        if subscription.get("backend") == UNREACHABLE and subscription.get("mode") != "intercept":
-            raise ScenarioError(f"{place}: only an intercept subscription calls a backend")
 
 
 @dataclass(frozen=True)
@@ -356,20 +268,23 @@ def _names(scenario_set: LifecycleSet) -> set[str]:
 
 
 def load_set(path: Path) -> LifecycleSet:
+    """A lifecycle file checked against `schemas/scenarios/lifecycle.schema.json`, then
+    row by row."""
     try:
         document = load_file(path)
     except JsonError as exc:
         raise ScenarioError(str(exc)) from None
-    if not isinstance(document, dict) or document.get("version") != 1:
-        raise ScenarioError(f"{path}: expected an object with 'version': 1")
-    raw = document.get("scenarios")
-    if not isinstance(raw, list) or not raw:
-        raise ScenarioError(f"{path}: 'scenarios' must be a non-empty array")
-    scenarios = tuple(_check(path, i, s) for i, s in enumerate(raw))
-    ids = [s.id for s in scenarios]
-    duplicated = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicated:
-        raise ScenarioError(f"{path}: duplicate scenario ids: {', '.join(duplicated)}")
+    validate_document(path, document, SCHEMA)
+    rows = document["scenarios"]
+    scenarios = tuple(_check(path, i, s) for i, s in enumerate(rows))
+    seen: set[str] = set()
+    for index, scenario in enumerate(scenarios):
+        if scenario.id in seen:
+            raise ScenarioError(
+                f"{row_where(path, index, rows[index])}: the id {scenario.id!r} is used twice; "
+                "ids must be unique in a file"
+            )
+        seen.add(scenario.id)
     name = path.name.removesuffix(".json")
     return LifecycleSet(name, path.resolve(), scenarios, document)
 
