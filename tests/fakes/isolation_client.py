@@ -62,9 +62,14 @@ def _event_certificate(config: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def patch(leak: str, config: dict[str, Any]) -> None:
-    from ahp_py.contract import peer
+    from ahp_py.contract import peer, steps
     from ahp_py.sdk import upload as upload_module
-    from ahp_py.suites import lifecycle
+
+    for module, name in ((steps, "send_upload"), (peer, "client_token")):
+        if not callable(getattr(module, name, None)):  # a patch that misses proves nothing
+            raise SystemExit(
+                f"isolation_client: {module.__name__}.{name} is gone: patch the new place"
+            )
 
     seen: dict[str, Any] = {"token": None, "cookies": {}}
 
@@ -128,7 +133,7 @@ def patch(leak: str, config: dict[str, Any]) -> None:
             )
         return answer
 
-    lifecycle.send_upload = leaky_send  # type: ignore[assignment]
+    steps.send_upload = leaky_send  # type: ignore[assignment]
 
 
 def _upload(
