@@ -26,12 +26,14 @@ DerivedRows = Callable[[Path], dict[str, dict[str, Any]]]
 @dataclass(frozen=True)
 class DeclaredSet:
     """One default scenario file: its path from the repository root, whether it is a
-    published upstream vector (run unchanged, never rewritten), and whether the run goes
-    on without it when it is missing (a file only this repository's checkout has)."""
+    published upstream vector (run unchanged, never rewritten), whether the run goes
+    on without it when it is missing (a file only this repository's checkout has), and
+    its schema when it is not the suite's (`Declaration.scenario_schema`)."""
 
     path: str
     upstream: bool = False
     optional: bool = False
+    schema: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,11 @@ class Declaration:
         """Its default files under `root`, an optional one left out when missing."""
         paths = [root / declared.path for declared in self.sets]
         return [p for p, d in zip(paths, self.sets, strict=True) if not d.optional or p.exists()]
+
+    def schemas(self) -> list[tuple[str, str]]:
+        """(file, scenario schema) of each default file that has one."""
+        found = [(d.path, d.schema or self.scenario_schema) for d in self.sets]
+        return [(path, schema) for path, schema in found if schema is not None]
 
     def upstream_sets(self, root: Path) -> list[Path]:
         """Its default files that are published upstream vectors."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from interop.suites.auth import features
 from interop.suites.auth.suite import AuthSuite
+from interop.suites.core import scenarios as core_scenarios
 from interop.suites.declaration import Declaration, DeclaredSet
 
 SUITE = Declaration(
@@ -14,7 +15,7 @@ SUITE = Declaration(
     command_keys=("client", "server"),
     cpu_share=0.5,
     sets=(DeclaredSet("scenarios/core.json"),),
-    scenario_schema="core",
+    scenario_schema=core_scenarios.SCHEMA,
     features=features.row_features,
     feature_families={"auth-server": features.SERVER_SHAPES, "auth-client": features.CLIENT_SHAPES},
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interop.suites.catalogue import features
+from interop.suites.catalogue import features, scenarios
 from interop.suites.catalogue.suite import CatalogueSuite
 from interop.suites.declaration import Declaration, DeclaredSet
 from interop.suites.steps import STEP_COMMANDS
@@ -18,7 +18,7 @@ SUITE = Declaration(
         DeclaredSet("scenarios/catalogue.json", optional=True),
         DeclaredSet("scenarios/upstream/catalogue-scenarios.json", upstream=True),
     ),
-    scenario_schema="catalogue",
+    scenario_schema=scenarios.SCHEMA,
     generator="tools/generate_catalogue_scenarios.py",
     file_rows=True,
     features=features.row_features,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interop.suites.core import features
+from interop.suites.core import features, scenarios
 from interop.suites.core.suite import CoreSuite
 from interop.suites.declaration import Declaration, DeclaredSet
 
@@ -17,7 +17,7 @@ SUITE = Declaration(
         DeclaredSet("scenarios/core.json"),
         DeclaredSet("scenarios/upstream/scenarios.json", upstream=True),
     ),
-    scenario_schema="core",
+    scenario_schema=scenarios.SCHEMA,
     generator="tools/generate_scenarios.py",
     file_rows=True,
     features=features.row_features,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from interop.suites.declaration import Declaration, DeclaredSet
-from interop.suites.elicitation import features
+from interop.suites.elicitation import features, scenarios
 from interop.suites.elicitation.suite import ElicitationSuite
 from interop.suites.steps import STEP_COMMANDS
 
@@ -15,7 +15,7 @@ SUITE = Declaration(
     command_keys=STEP_COMMANDS,
     cpu_share=1.0,
     sets=(DeclaredSet("scenarios/elicitation.json"),),
-    scenario_schema="elicitation",
+    scenario_schema=scenarios.SCHEMA,
     generator="tools/generate_elicitation_scenarios.py",
     file_rows=True,
     features=features.row_features,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from interop.suites.declaration import Declaration, DeclaredSet
-from interop.suites.lifecycle import features
+from interop.suites.lifecycle import features, scenarios
 from interop.suites.lifecycle.suite import LifecycleSuite
 from interop.suites.steps import STEP_COMMANDS
 
@@ -19,7 +19,7 @@ SUITE = Declaration(
         DeclaredSet("scenarios/upstream/lifecycle-scenarios.json", upstream=True),
         DeclaredSet("scenarios/upstream/observation-chain-scenarios.json", upstream=True),
     ),
-    scenario_schema="lifecycle",
+    scenario_schema=scenarios.SCHEMA,
     generator="tools/generate_lifecycle_scenarios.py",
     file_rows=True,
     features=features.row_features,
