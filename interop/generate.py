@@ -5,7 +5,7 @@ Each suite that writes its own scenario files declares the script that writes th
 (`Declaration.generator`); this runs each one as its own process (`--check`: each
 exits 1 unless the files on disk are byte for byte what it writes), so the noxfile,
 CI and a newcomer name no generator and no suite. It then writes
-`schemas/scenarios/index.json`: every default scenario file with the schema of its
+`schemas/scenario-files.json`: every default scenario file with the schema of its
 format, from the declarations, which every adapter's tests read to validate the same
 files against the same schemas (`--check`: 1 unless the index is as written).
 """
@@ -21,7 +21,7 @@ from typing import Any
 from interop import ROOT
 from interop.suites import DECLARATIONS
 
-INDEX = ROOT / "schemas" / "scenarios" / "index.json"
+INDEX = ROOT / "schemas" / "scenario-files.json"
 
 
 def index() -> dict[str, Any]:
