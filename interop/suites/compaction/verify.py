@@ -30,81 +30,99 @@ def _mine(log: Entries, row: CompactionRow) -> list[int]:
     return log.naming_any(("scenario", row.id), *((k, i) for i in ids for k in ("id", "eventId")))
 
 
-def verify_run(row: CompactionRow, log: Entries, *, notifications: bool = True) -> list[Problem]:
-    """The row's receipts against its proof. `notifications`: whether the server
-    records the notifications it gets (a contract v1 compaction-wire receiver takes
-    none: then the proof's observations are not asserted, the client's report of
-    whom it notified still is)."""
-    problems: list[Problem] = []
-    mine = _mine(log, row)
-    foreign = sorted({log.all[i]["kind"] for i in mine} - set(KINDS))
+def _kinds(row: CompactionRow, log: Entries) -> list[Problem]:
+    """No receipt of the row of a kind a compaction run never has."""
+    foreign = sorted({log.all[i]["kind"] for i in _mine(log, row)} - set(KINDS))
     if foreign:
-        problems.append(("ChainReceipts", f"receipt kinds a compaction run never has: {foreign}"))
-    proof, expected = row.proof, row.expected
-    for boundary in BOUNDARIES:
-        rid = row.boundary_id(boundary)
-        received, replied = log.of("received", rid), log.of("replied", rid)
-        got = [log.all[i]["message"] for i in received]
-        wanted = proof[boundary]
-        if len(got) != len(wanted) or not all(
-            strict_equal(g, w) for g, w in zip(got, wanted, strict=False)
-        ):
-            detail = f"{len(wanted)} {boundary} calls in the proof, {len(got)} received"
-            for number, (g, w) in enumerate(zip(got, wanted, strict=False)):
-                found = first_difference(w, g)
-                if found is not None:
-                    detail = (
-                        f"{boundary} call {number}: {found[0]}: expected {_short(found[1])}, "
-                        f"got {_short(found[2])}"
-                    )
-                    break
-            problems.append(("ChainRequests", detail))
-        for message in got:
-            issue = canonical().issue("intercept-request.schema.json", message)
-            if issue is not None:
-                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
-        answered = [row.fault(boundary, n) != "timeout" for n in range(len(received))]
-        pattern = [k for ok in answered for k in (("received", "replied") if ok else ("received",))]
-        if len(replied) != sum(answered):
-            problems.append(
-                (
-                    "ChainCalls",
-                    f"{rid}: {len(replied)} replies to {len(received)} calls (a scripted "
-                    "timeout has none)",
+        return [("ChainReceipts", f"receipt kinds a compaction run never has: {foreign}")]
+    return []
+
+
+def _calls(row: CompactionRow, log: Entries, boundary: str) -> list[Problem]:
+    """One boundary's calls: the proof's requests received in order (the first
+    difference named), each valid, each answered once after its receipt (a scripted
+    timeout never) before the next is sent."""
+    problems: list[Problem] = []
+    rid = row.boundary_id(boundary)
+    received, replied = log.of("received", rid), log.of("replied", rid)
+    got = [log.all[i]["message"] for i in received]
+    wanted = row.proof[boundary]
+    if len(got) != len(wanted) or not all(
+        strict_equal(g, w) for g, w in zip(got, wanted, strict=False)
+    ):
+        detail = f"{len(wanted)} {boundary} calls in the proof, {len(got)} received"
+        for number, (g, w) in enumerate(zip(got, wanted, strict=False)):
+            found = first_difference(w, g)
+            if found is not None:
+                detail = (
+                    f"{boundary} call {number}: {found[0]}: expected {_short(found[1])}, "
+                    f"got {_short(found[2])}"
                 )
+                break
+        problems.append(("ChainRequests", detail))
+    for message in got:
+        issue = canonical().issue("intercept-request.schema.json", message)
+        if issue is not None:
+            problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+    answered = [row.fault(boundary, n) != "timeout" for n in range(len(received))]
+    pattern = [k for ok in answered for k in (("received", "replied") if ok else ("received",))]
+    if len(replied) != sum(answered):
+        problems.append(
+            (
+                "ChainCalls",
+                f"{rid}: {len(replied)} replies to {len(received)} calls (a scripted "
+                "timeout has none)",
             )
-        elif [log.all[i]["kind"] for i in sorted(received + replied)] != pattern:
-            problems.append(("ChainCalls", f"{rid}: a call was sent before the previous reply"))
-        settled = log.marks(row.id, "chain-settled", rid)
-        # the after boundary ran when the compaction applied, or when its own
-        # fail-closed failure stopped the application
-        ran = (
-            boundary == "before"
-            or expected["applied"] is True
-            or bool(expected["after"]["failures"])
         )
-        if len(settled) != (1 if ran else 0):
-            problems.append(
-                (
-                    "ChainSettlement",
-                    f"{rid}: {len(settled)} chain-settled marks; {1 if ran else 0} required",
-                )
+    elif [log.all[i]["kind"] for i in sorted(received + replied)] != pattern:
+        problems.append(("ChainCalls", f"{rid}: a call was sent before the previous reply"))
+    return problems
+
+
+def _settlement(row: CompactionRow, log: Entries, boundary: str) -> list[Problem]:
+    """One boundary's settlement: one chain-settled mark when it ran (none when it did
+    not), after its last call's receipt, and no observation before it."""
+    problems: list[Problem] = []
+    rid = row.boundary_id(boundary)
+    received, replied = log.of("received", rid), log.of("replied", rid)
+    settled = log.marks(row.id, "chain-settled", rid)
+    # the after boundary ran when the compaction applied, or when its own
+    # fail-closed failure stopped the application
+    ran = (
+        boundary == "before"
+        or row.expected["applied"] is True
+        or bool(row.expected["after"]["failures"])
+    )
+    if len(settled) != (1 if ran else 0):
+        problems.append(
+            (
+                "ChainSettlement",
+                f"{rid}: {len(settled)} chain-settled marks; {1 if ran else 0} required",
             )
-        last_call = max(received + replied, default=-1)
-        if settled and settled[0] < last_call:
-            problems.append(("ChainSettlement", f"{rid}: settled before its last call's receipt"))
-        for i in log.of("observed", rid):
-            if not settled or i < settled[0]:
-                problems.append(
-                    ("ChainSettlement", f"{rid}: an observation came before the boundary settled")
-                )
+        )
+    last_call = max(received + replied, default=-1)
+    if settled and settled[0] < last_call:
+        problems.append(("ChainSettlement", f"{rid}: settled before its last call's receipt"))
+    for i in log.of("observed", rid):
+        if not settled or i < settled[0]:
+            problems.append(
+                ("ChainSettlement", f"{rid}: an observation came before the boundary settled")
+            )
+    return problems
+
+
+def _observations(row: CompactionRow, log: Entries, notifications: bool) -> list[Problem]:
+    """The observations of both boundaries: each one of the proof's notifications
+    (matched in any order, each once; none asserted without `notifications`), valid;
+    none of the proof missing."""
+    problems: list[Problem] = []
     ids = {row.boundary_id(b) for b in BOUNDARIES}
     observed = [
         log.all[i]
         for i in log.naming_any(*(("eventId", ident) for ident in ids))
         if log.all[i]["kind"] == "observed"
     ]
-    remaining = list(proof["observations"]) if notifications else []
+    remaining = list(row.proof["observations"]) if notifications else []
     for entry in observed:
         match = next((w for w in remaining if strict_equal(entry["message"], w)), None)
         if match is None:
@@ -120,6 +138,20 @@ def verify_run(row: CompactionRow, log: Entries, *, notifications: bool = True) 
         problems.append(
             ("ChainObservations", f"{len(remaining)} notifications of the proof never arrived")
         )
+    return problems
+
+
+def verify_run(row: CompactionRow, log: Entries, *, notifications: bool = True) -> list[Problem]:
+    """The row's receipts against its proof. `notifications`: whether the server
+    records the notifications it gets (a contract v1 compaction-wire receiver takes
+    none: then the proof's observations are not asserted, the client's report of
+    whom it notified still is). In this order: receipt kinds, each boundary's calls
+    and settlement, the observations."""
+    problems = _kinds(row, log)
+    for boundary in BOUNDARIES:
+        problems += _calls(row, log, boundary)
+        problems += _settlement(row, log, boundary)
+    problems += _observations(row, log, notifications)
     return problems
 
 

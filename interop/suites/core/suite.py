@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,22 @@ from interop.suites.core.scenarios import CoreSets, ScenarioSet, load_sets
 from interop.suites.core.verify import verify_set
 
 STDIO_AUTH = "stdio relies on process trust: it runs with auth none only"
+
+
+@dataclass
+class _HttpJob:
+    """One HTTP job as it runs: its context, adapters, scenario runs and server adapter;
+    the server its combinations share when the adapter declares `serverReuse` (None: a
+    fresh server per run), that server's start error, and why it can no longer serve
+    (`gone`: it exited during a combination, so the job's later ones are not run)."""
+
+    ctx: RunContext
+    adapters: dict[str, Adapter]
+    runs: list[ScenarioSet]
+    server_adapter: Adapter
+    shared: Server | None = None
+    shared_error: CombinationError | None = None
+    gone: str | None = None
 
 
 class CoreSuite:
@@ -118,82 +135,112 @@ class CoreSuite:
         adapters: dict[str, Adapter],
         done: Done,
     ) -> list[Outcome]:
+        """The job's combinations in order, `done` called as each finishes; one not
+        started (the run interrupted, the shared server gone) is not run."""
         first = job.combinations[0]
-        server_adapter = adapters[first.server]
+        http = self._http_job(ctx, first, sets.runs(), adapters)
         outcomes: list[Outcome] = []
-        shared: Server | None = None
-        shared_error: CombinationError | None = None
-        runs = sets.runs()
+        for combination in job.combinations:
+            outcome = Outcome(self.name, combination)
+            if ctx.cancelled.is_set():
+                outcome.not_run = "the run was interrupted before this combination started"
+            elif http.gone is not None:
+                outcome.not_run = http.gone
+            if outcome.not_run is not None:
+                outcome.skipped_rows = sets.row_count()
+            else:
+                self._http_combination(http, outcome, combination)
+            outcomes.append(outcome)
+            done(outcome)  # a leak the shared server shows at its stop is added afterwards
+        if http.shared is not None:
+            http.shared.stop()
+            for outcome in outcomes:
+                self._leaks(outcome, http.shared)
+            ctx.keep_log(http.shared.log, f"servers/{first.server}--http--{first.auth}.log")
+        return outcomes
+
+    def _http_job(
+        self,
+        ctx: RunContext,
+        first: Combination,
+        runs: list[ScenarioSet],
+        adapters: dict[str, Adapter],
+    ) -> _HttpJob:
+        """The job's state, its one server started (on the first run's file) when the
+        adapter declares `serverReuse` and the run allows it."""
+        server_adapter = adapters[first.server]
+        http = _HttpJob(ctx, adapters, runs, server_adapter)
         if server_adapter.server_reuse and ctx.server_reuse:
-            shared = Server(
+            http.shared = Server(
                 ctx,
                 server_adapter,
                 "http",
                 first.auth,
                 self._scenario_file(ctx, runs[0], server_adapter.blind),
             )
-            shared_error = self._start(shared)
-        gone: str | None = None  # why the shared server can no longer serve
-        for combination in job.combinations:
-            outcome = Outcome(self.name, combination)
-            if ctx.cancelled.is_set():
-                outcome.not_run = "the run was interrupted before this combination started"
-            elif gone is not None:
-                outcome.not_run = gone
-            if outcome.not_run is not None:
-                outcome.skipped_rows = sets.row_count()
-                outcomes.append(outcome)
-                done(outcome)
-                continue
-            started = time.monotonic()
-            for scenario_set in runs:
-                if ctx.cancelled.is_set():
-                    outcome.errors.append(
-                        CombinationError("run", "Cancelled", "the run was interrupted")
-                    )
-                    break
-                server = shared
-                start_error = shared_error
-                if server is None:
-                    server = Server(
-                        ctx,
-                        server_adapter,
-                        "http",
-                        combination.auth,
-                        self._scenario_file(ctx, scenario_set, server_adapter.blind),
-                    )
-                    start_error = self._start(server)
-                elif start_error is None:
-                    try:
-                        server.reset(self._scenario_file(ctx, scenario_set, server_adapter.blind))
-                    except ControlError as exc:
-                        start_error = self._server_problem(server, "ResetFailed", str(exc))
-                self._client_over_http(
-                    ctx, outcome, combination, scenario_set, adapters, server, start_error
+            http.shared_error = self._start(http.shared)
+        return http
+
+    def _http_combination(self, http: _HttpJob, outcome: Outcome, combination: Combination) -> None:
+        """Every scenario run of one combination, stopping when the run is interrupted
+        or the shared server is gone."""
+        started = time.monotonic()
+        for scenario_set in http.runs:
+            if http.ctx.cancelled.is_set():
+                outcome.errors.append(
+                    CombinationError("run", "Cancelled", "the run was interrupted")
                 )
-                ended = server.ended() if shared is not None and shared_error is None else None
-                if ended is not None:
-                    outcome.errors.append(
-                        CombinationError(
-                            "server", "ServerExit", f"the server {ended} while serving this client"
-                        )
-                    )
-                    gone = f"the shared server {ended} during an earlier combination of its job"
-                if shared is None:
-                    server.stop()
-                    self._leaks(outcome, server)
-                    ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
-                if gone is not None:
-                    break
-            outcome.seconds = time.monotonic() - started
-            outcomes.append(outcome)
-            done(outcome)  # a leak the shared server shows at its stop is added afterwards
-        if shared is not None:
-            shared.stop()
-            for outcome in outcomes:
-                self._leaks(outcome, shared)
-            ctx.keep_log(shared.log, f"servers/{first.server}--http--{first.auth}.log")
-        return outcomes
+                break
+            self._http_set(http, outcome, combination, scenario_set)
+            if http.gone is not None:
+                break
+        outcome.seconds = time.monotonic() - started
+
+    def _http_set(
+        self, http: _HttpJob, outcome: Outcome, combination: Combination, scenario_set: ScenarioSet
+    ) -> None:
+        """One scenario run: the client against the shared server (reset to the run's
+        file) or a fresh one (stopped after, its leaks and log kept); a shared server
+        that exits while serving fails the combination and is gone for the rest."""
+        ctx, shared = http.ctx, http.shared
+        server, start_error = self._set_server(http, combination, scenario_set)
+        self._client_over_http(http, outcome, combination, scenario_set, server, start_error)
+        ended = server.ended() if shared is not None and http.shared_error is None else None
+        if ended is not None:
+            outcome.errors.append(
+                CombinationError(
+                    "server", "ServerExit", f"the server {ended} while serving this client"
+                )
+            )
+            http.gone = f"the shared server {ended} during an earlier combination of its job"
+        if shared is None:
+            server.stop()
+            self._leaks(outcome, server)
+            ctx.keep_log(server.log, f"{combination.key}/server-{scenario_set.name}.log")
+
+    def _set_server(
+        self, http: _HttpJob, combination: Combination, scenario_set: ScenarioSet
+    ) -> tuple[Server, CombinationError | None]:
+        """The server a scenario run's client talks to, and why it cannot serve (None:
+        it can): a fresh one started on the run's file, else the shared one reset to it
+        (unless it never started)."""
+        ctx, server_adapter = http.ctx, http.server_adapter
+        if http.shared is None:
+            server = Server(
+                ctx,
+                server_adapter,
+                "http",
+                combination.auth,
+                self._scenario_file(ctx, scenario_set, server_adapter.blind),
+            )
+            return server, self._start(server)
+        start_error = http.shared_error
+        if start_error is None:
+            try:
+                http.shared.reset(self._scenario_file(ctx, scenario_set, server_adapter.blind))
+            except ControlError as exc:
+                start_error = self._server_problem(http.shared, "ResetFailed", str(exc))
+        return http.shared, start_error
 
     @staticmethod
     def _server_problem(server: Server, error_class: str, message: str) -> CombinationError:
@@ -224,15 +271,18 @@ class CoreSuite:
 
     def _client_over_http(
         self,
-        ctx: RunContext,
+        http: _HttpJob,
         outcome: Outcome,
         combination: Combination,
         scenario_set: ScenarioSet,
-        adapters: dict[str, Adapter],
         server: Server,
         start_error: CombinationError | None,
     ) -> None:
-        client = adapters[combination.client]
+        """One client run against `server` through a recording relay, judged into
+        `outcome`; when the server cannot serve (`start_error`), no client runs and the
+        rows are judged on that error."""
+        ctx = http.ctx
+        client = http.adapters[combination.client]
         stage = f"client[{scenario_set.name}]"
         if start_error is not None:
             self._record(outcome, scenario_set, client, stage, None, None, [start_error])

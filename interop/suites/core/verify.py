@@ -145,6 +145,175 @@ def _delivered(entry: dict[str, Any]) -> bool:
     return status == Status.FAILED and entry.get("actual") is not None
 
 
+@dataclass
+class _Run:
+    """What one client run leaves to judge its rows by: the report's entries by row id,
+    the combination's errors (any one fails every row), the rows the client reported
+    failed that the server never receipted, and a relayed server's answers by the id of
+    the request before each."""
+
+    entries: dict[str, dict[str, Any]]
+    errors: list[CombinationError]
+    unreceipted: set[str]
+    answered: dict[Any, list[Any]]
+
+
+def _answers(replies: list[tuple[Any, Any]] | None) -> dict[Any, list[Any]]:
+    """A relayed server's answers grouped by the id of the request before each."""
+    answered: dict[Any, list[Any]] = {}
+    for request_id, value in replies or []:
+        answered.setdefault(request_id, []).append(value)
+    return answered
+
+
+def _report_entries(
+    report: Any, ids: set[str], *, language: str, blind: bool, stage: str, prior: bool
+) -> tuple[dict[str, dict[str, Any]], list[CombinationError]]:
+    """The report's entries by id and what is wrong with it; no report is ReportMissing
+    unless an error is already known (`prior`: a client that never ran, its server did
+    not start, wrote nothing)."""
+    if report is not None:
+        return check_report(report, language, ids, blind, stage)
+    if not prior:
+        return {}, [CombinationError(stage, "ReportMissing", "the client wrote no report")]
+    return {}, []
+
+
+def _exit_errors(client_exit: int | None, blind: bool, stage: str) -> list[CombinationError]:
+    """A client following contract v1 exits 1 when one of its rows failed; the rows
+    themselves say which, so only blind clients must exit 0. Any other status (2, a
+    signal) is a failure of either."""
+    if client_exit not in (0, None) and (blind or client_exit != 1):
+        return [CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")]
+    return []
+
+
+def _receipt_errors(
+    entries: dict[str, dict[str, Any]],
+    scenarios: dict[str, Scenario],
+    receipts: list[Any] | None,
+    stage: str,
+) -> tuple[list[CombinationError], set[str]]:
+    """The rows the client says it delivered and applied must each be receipted (a
+    missing one fails the combination: the client claims what never happened). A row
+    it reports failed with nothing applied (e.g. the server answered HTTP 400) fails on
+    its own, and a missing receipt is said on that row. Returns the errors and the rows
+    reported failed that no receipt names."""
+    sent = {i for i, e in entries.items() if i in scenarios and _delivered(e)}
+    if receipts is None:
+        return [CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")], set()
+    seen = {r.get("id") for r in receipts if isinstance(r, dict)}
+    unreceipted = {
+        i
+        for i, e in entries.items()
+        if i in scenarios and i not in sent and e.get("status") == Status.FAILED
+    } - seen
+    requests = {sid: s.request for sid, s in scenarios.items()}
+    return check_receipts(receipts, requests, sent, stage), unreceipted
+
+
+def _new_row(
+    scenario_set: ScenarioSet, scenario: Scenario, entry: dict[str, Any] | None
+) -> RowVerdict:
+    """The row, failed until judged, with what the client reported of it: its actual,
+    status, error and acceptance diagnostics."""
+    row = RowVerdict(
+        set=scenario_set.origin(scenario.id),
+        id=scenario.id,
+        status=Status.FAILED,
+        expected=expectation(scenario),
+        actual=entry.get("actual") if entry else None,
+        adapter_status=entry.get("status") if entry else None,
+    )
+    if entry is not None:
+        for key in ("sdkAccepted", "hostAccepted", "rejectionLayer"):
+            if key in entry:
+                row.diagnostics[key] = entry[key]
+        if isinstance(entry.get("error"), str):
+            row.error = entry["error"]
+    return row
+
+
+def _row_verdict(
+    scenario_set: ScenarioSet, scenario: Scenario, run: _Run, blind: bool
+) -> RowVerdict:
+    """One row's verdict, the first cause that applies: the combination failed, the
+    server refused or altered the row's request, no result, a row the client could not
+    run, a row of our contract a v1 client is not judged on, else the client's result."""
+    entry = run.entries.get(scenario.id)
+    row = _new_row(scenario_set, scenario, entry)
+    got = run.answered.get(scenario.request.get("id"), [])
+    refused = [v for v in got if isinstance(v, dict) and "httpStatus" in v]
+    altered = [v for v in got if v not in refused and not strict_equal(v, scenario.response)]
+    if run.errors:
+        row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in run.errors}))
+    elif refused:  # the capture: the server refused the request (a recheck over HTTP)
+        kind, said = _refusal(refused[0])
+        row.diagnostics["classes"] = [kind]
+        row.error = f"{kind}: {said}"
+    elif altered:
+        row.diagnostics["classes"] = ["ServerAltered"]
+        row.error = (
+            f"ServerAltered: the server answered {shown(altered[0])}, not the scenario's "
+            "response, so the row proves nothing of the client (a server sends the "
+            "scripted response unchanged, docs/CONTRACT.md 'Replies')"
+        )
+    elif entry is None:
+        row.error = "no result"
+    elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
+        row.status = Status(row.adapter_status)
+    elif not blind and (needed := extension(scenario)) is not None:
+        row.status = Status.UNSUPPORTED
+        row.error = (
+            f"needs our contract's reading {needed!r} (docs/scenarios.md, 'Rows of our "
+            "contract only'), which contract v1 does not share: not judged for a v1 client"
+        )
+    else:
+        _judge_result(
+            row,
+            scenario,
+            entry,
+            blind,
+            unreceipted=scenario.id in run.unreceipted,
+            captured=bool(got),
+        )
+    return row
+
+
+def _judge_result(
+    row: RowVerdict,
+    scenario: Scenario,
+    entry: dict[str, Any],
+    blind: bool,
+    *,
+    unreceipted: bool,
+    captured: bool,
+) -> None:
+    """A row the client ran: failed as it reported when it is blind or applied nothing
+    (`unreceipted`: the server never receipted it; `captured`: a capture shows the
+    server's answers were all the scripted one), else passed when its actual is the
+    expected one. A v1 client's own passed or failed is a diagnostic: its actual is
+    judged."""
+    if row.adapter_status == Status.FAILED and (blind or entry.get("actual") is None):
+        row.error = row.error or "the client reported a failure"
+        if unreceipted:
+            row.error += " (the server never receipted the request)"
+        # a capture (the stdio relay, a recheck's HTTP relay) shows whether the client
+        # failed on its script: then the server's answers were all the scripted one
+        row.diagnostics["classes"] = ["ClientFailedOnScript" if captured else "ClientFailed"]
+        return
+    if not blind:
+        _, unasserted = asserted(scenario, blind)
+        if unasserted:
+            row.diagnostics["notAssertedForV1"] = unasserted
+    difference = judge(scenario, entry, blind)
+    if difference is None:
+        row.status = Status.PASSED
+        row.error = None
+    else:
+        row.error = difference
+
+
 def verify_set(
     scenario_set: ScenarioSet,
     *,
@@ -165,105 +334,17 @@ def verify_set(
     whose server answered anything but its scripted response proves nothing of the
     client and fails, naming the server.
     """
-    answered: dict[Any, list[Any]] = {}
-    for request_id, value in replies or []:
-        answered.setdefault(request_id, []).append(value)
     errors = list(prior_errors or [])
     scenarios = scenario_set.by_id()
-    entries: dict[str, dict[str, Any]] = {}
-    if report is not None:
-        entries, report_errors = check_report(report, language, set(scenarios), blind, stage)
-        errors.extend(report_errors)
-    elif not errors:  # a client that never ran (its server did not start) wrote nothing
-        errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    # A client following contract v1 exits 1 when one of its rows failed; the rows
-    # themselves say which, so only blind clients must exit 0. Any other status (2,
-    # a signal) is a failure of either.
-    if client_exit not in (0, None) and (blind or client_exit != 1):
-        errors.append(
-            CombinationError(stage, "ClientExit", f"the client {describe_exit(client_exit)}")
-        )
+    entries, report_errors = _report_entries(
+        report, set(scenarios), language=language, blind=blind, stage=stage, prior=bool(errors)
+    )
+    errors += report_errors
+    errors += _exit_errors(client_exit, blind, stage)
     unreceipted: set[str] = set()  # rows the client could not deliver, never receipted
     if report is not None and wire:
-        # The rows the client says it delivered and applied must each be receipted (a
-        # missing one fails the combination: the client claims what never happened).
-        # A row it reports failed with nothing applied (e.g. the server answered HTTP
-        # 400) fails on its own, and a missing receipt is said on that row.
-        sent = {i for i, e in entries.items() if i in scenarios and _delivered(e)}
-        if receipts is not None:
-            seen = {r.get("id") for r in receipts if isinstance(r, dict)}
-            unreceipted = {
-                i
-                for i, e in entries.items()
-                if i in scenarios and i not in sent and e.get("status") == Status.FAILED
-            } - seen
-        if receipts is None:
-            errors.append(
-                CombinationError(stage, "ReceiptsUnavailable", "no receipts were captured")
-            )
-        else:
-            requests = {sid: s.request for sid, s in scenarios.items()}
-            errors.extend(check_receipts(receipts, requests, sent, stage))
-    rows: list[RowVerdict] = []
-    for scenario in scenario_set.scenarios:
-        entry = entries.get(scenario.id)
-        row = RowVerdict(
-            set=scenario_set.origin(scenario.id),
-            id=scenario.id,
-            status=Status.FAILED,
-            expected=expectation(scenario),
-            actual=entry.get("actual") if entry else None,
-            adapter_status=entry.get("status") if entry else None,
-        )
-        if entry is not None:
-            for key in ("sdkAccepted", "hostAccepted", "rejectionLayer"):
-                if key in entry:
-                    row.diagnostics[key] = entry[key]
-            if isinstance(entry.get("error"), str):
-                row.error = entry["error"]
-        got = answered.get(scenario.request.get("id"), [])
-        refused = [v for v in got if isinstance(v, dict) and "httpStatus" in v]
-        altered = [v for v in got if v not in refused and not strict_equal(v, scenario.response)]
-        if errors:
-            row.error = "combination failed: " + ", ".join(sorted({e.error_class for e in errors}))
-        elif refused:  # the capture: the server refused the request (a recheck over HTTP)
-            kind, said = _refusal(refused[0])
-            row.diagnostics["classes"] = [kind]
-            row.error = f"{kind}: {said}"
-        elif altered:
-            row.diagnostics["classes"] = ["ServerAltered"]
-            row.error = (
-                f"ServerAltered: the server answered {shown(altered[0])}, not the scenario's "
-                "response, so the row proves nothing of the client (a server sends the "
-                "scripted response unchanged, docs/CONTRACT.md 'Replies')"
-            )
-        elif entry is None:
-            row.error = "no result"
-        elif row.adapter_status in (Status.UNSUPPORTED, Status.INAPPLICABLE):
-            row.status = Status(row.adapter_status)
-        elif not blind and (needed := extension(scenario)) is not None:
-            row.status = Status.UNSUPPORTED
-            row.error = (
-                f"needs our contract's reading {needed!r} (docs/scenarios.md, 'Rows of our "
-                "contract only'), which contract v1 does not share: not judged for a v1 client"
-            )
-        elif row.adapter_status == Status.FAILED and (blind or entry.get("actual") is None):
-            row.error = row.error or "the client reported a failure"
-            if scenario.id in unreceipted:
-                row.error += " (the server never receipted the request)"
-            # a capture (the stdio relay, a recheck's HTTP relay) shows whether the client
-            # failed on its script: then the server's answers were all the scripted one
-            row.diagnostics["classes"] = ["ClientFailedOnScript" if got else "ClientFailed"]
-        else:  # a v1 client's own passed or failed is a diagnostic: its actual is judged
-            if not blind:
-                _, unasserted = asserted(scenario, blind)
-                if unasserted:
-                    row.diagnostics["notAssertedForV1"] = unasserted
-            difference = judge(scenario, entry, blind)
-            if difference is None:
-                row.status = Status.PASSED
-                row.error = None
-            else:
-                row.error = difference
-        rows.append(row)
+        receipt_errors, unreceipted = _receipt_errors(entries, scenarios, receipts, stage)
+        errors += receipt_errors
+    run = _Run(entries, errors, unreceipted, _answers(replies))
+    rows = [_row_verdict(scenario_set, s, run, blind) for s in scenario_set.scenarios]
     return SetVerdict(rows=rows, errors=errors)

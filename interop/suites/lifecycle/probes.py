@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from interop.jsonvalue import first_difference
@@ -176,38 +176,61 @@ def _message_part_observation(template: dict[str, Any], body: dict[str, Any]) ->
     return json.dumps(message).encode()
 
 
-def run_probes(
-    ctx: RunContext,
-    server: Server,
-    mode: str,
-    token: str,
-    stranger: str,
-    template: dict[str, Any],
-    *,
-    v1: bool = False,
-) -> list[RowVerdict]:
-    """Every probe against one running server; `template` is a scenario request to observe.
-    A contract v1 server (`v1`) is probed on upstream's probes only."""
-    ours = not v1
-    upload = server.upload_endpoint or ""
-    probes: list[Probe] = []
-    statuses: list[int] = []
+@dataclass
+class _Probing:
+    """The probes against one server as they run: each probe in the order run, and the
+    HTTP status of every answer the server gave (`no-answer-redirects` reads them all)."""
 
-    def post(url: str, **options: Any) -> Answer:
+    probes: list[Probe] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+
+    def post(self, url: str, **options: Any) -> Answer:
+        """`send` to `url`, the answer's status kept."""
         answer = send(url, **options)
-        statuses.append(answer.status)
+        self.statuses.append(answer.status)
         return answer
 
-    def upload_probe(name: str, expected: int, build: Callable[[], Answer]) -> None:
+    def status_probe(self, name: str, expected: int, build: Callable[[], Answer]) -> None:
+        """A probe judged on its HTTP status alone; a connection error is its actual."""
         try:
             answer = build()
-            probes.append(Probe(name, {"status": expected}, {"status": answer.status}))
+            self.probes.append(Probe(name, {"status": expected}, {"status": answer.status}))
         except OSError as exc:
-            probes.append(Probe(name, {"status": expected}, {"status": None, "error": str(exc)}))
+            self.probes.append(
+                Probe(name, {"status": expected}, {"status": None, "error": str(exc)})
+            )
 
-    first = post(upload, headers=_upload_headers(PROBE_BYTES, token), body=PROBE_BYTES)
+
+@dataclass(frozen=True)
+class _UploadRoute:
+    """The server's upload listener, the run's upload credential (`token`) and another
+    client's (`stranger`)."""
+
+    url: str
+    token: str
+    stranger: str
+
+
+@dataclass(frozen=True)
+class _EventRoute:
+    """The server's observe route with what an honest client presents there: the mode's
+    event credential (if any) and, over https, its TLS; `template` is the scenario request
+    whose event each observation copies."""
+
+    url: str
+    headers: list[tuple[str, str]]
+    context: Any  # over https an ssl.SSLContext (runtime.probe.tls_context), else None
+    template: dict[str, Any]
+
+
+def _receipt_probes(probing: _Probing, route: _UploadRoute) -> str | None:
+    """`upload-201-with-receipt` and `changed-bytes-get-a-new-ref`: two honest uploads of
+    different bytes. Returns the first upload's ref (None: its receipt names no string)."""
+    first = probing.post(
+        route.url, headers=_upload_headers(PROBE_BYTES, route.token), body=PROBE_BYTES
+    )
     receipt = first.json()
-    probes.append(
+    probing.probes.append(
         Probe(
             "upload-201-with-receipt",
             EXPECTED["upload-201-with-receipt"],
@@ -220,133 +243,156 @@ def run_probes(
         )
     )
     ref = receipt.get("ref") if isinstance(receipt, dict) else None
-    changed = post(upload, headers=_upload_headers(CHANGED, token), body=CHANGED)
+    changed = probing.post(route.url, headers=_upload_headers(CHANGED, route.token), body=CHANGED)
     other = changed.json()
     new_ref = other.get("ref") if isinstance(other, dict) else None
-    probes.append(
+    probing.probes.append(
         Probe(
             "changed-bytes-get-a-new-ref",
             {"status": 201, "newRef": True},
             {"status": changed.status, "newRef": bool(new_ref) and new_ref != ref},
         )
     )
-    upload_probe(
+    return ref if isinstance(ref, str) else None
+
+
+def _credential_probes(probing: _Probing, route: _UploadRoute) -> None:
+    """An upload without a credential, and one with another client's: each a 401."""
+    probing.status_probe(
         "upload-without-credential-401",
         401,
-        lambda: post(upload, headers=_upload_headers(CHANGED, None), body=CHANGED),
+        lambda: probing.post(route.url, headers=_upload_headers(CHANGED, None), body=CHANGED),
     )
-    upload_probe(
+    probing.status_probe(
         "upload-with-another-credential-401",
         401,
-        lambda: post(upload, headers=_upload_headers(CHANGED, stranger), body=CHANGED),
+        lambda: probing.post(
+            route.url, headers=_upload_headers(CHANGED, route.stranger), body=CHANGED
+        ),
     )
-    if ours:
-        upload_probe(
-            "upload-with-two-authorization-headers-400",
-            400,
-            lambda: post(
-                upload,
-                headers=_upload_headers(CHANGED, token, ("Authorization", f"Bearer {token}")),
-                body=CHANGED,
-            ),
-        )
-        upload_probe(
-            "upload-chunked-400",
-            400,
-            lambda: post(
-                upload,
-                headers=_upload_headers(CHANGED, token, ("Transfer-Encoding", "chunked")),
-                body=b"d\r\nchanged bytes\r\n0\r\n\r\n",
-            ),
-        )
-        upload_probe(
-            "upload-content-encoded-400",
-            400,
-            lambda: post(
-                upload,
-                headers=_upload_headers(CHANGED, token, ("Content-Encoding", "gzip")),
-                body=CHANGED,
-            ),
-        )
-        upload_probe(
-            "upload-shorter-than-its-length-400",
-            400,
-            lambda: post(
-                upload, headers=_upload_headers(CHANGED, token), body=CHANGED, declared_length=40
-            ),
-        )
-        upload_probe(
-            "upload-over-the-limit-413",
-            413,
-            lambda: post(
-                upload,
-                headers=_upload_headers(b"", token, ("Content-Length", str(1048577))),
-                body=b"",
-            ),
-        )
-    credential = event_token(ctx.trust, mode, ctx.profile)
-    if credential is not None and ours:
-        upload_probe(
-            "upload-with-the-event-credential-401",
-            401,
-            lambda: post(upload, headers=_upload_headers(CHANGED, credential), body=CHANGED),
-        )
-    # Observations on the event route, with the event credential of the mode.
+
+
+def _framing_probes(probing: _Probing, route: _UploadRoute) -> None:
+    """The uploads our contract refuses for their framing (not probed on a contract v1
+    server): two Authorization headers, chunked, content-encoded, shorter than its
+    Content-Length (each a 400), and over the limit of 1048576 bytes (a 413)."""
+    upload, token = route.url, route.token
+    probing.status_probe(
+        "upload-with-two-authorization-headers-400",
+        400,
+        lambda: probing.post(
+            upload,
+            headers=_upload_headers(CHANGED, token, ("Authorization", f"Bearer {token}")),
+            body=CHANGED,
+        ),
+    )
+    probing.status_probe(
+        "upload-chunked-400",
+        400,
+        lambda: probing.post(
+            upload,
+            headers=_upload_headers(CHANGED, token, ("Transfer-Encoding", "chunked")),
+            body=b"d\r\nchanged bytes\r\n0\r\n\r\n",
+        ),
+    )
+    probing.status_probe(
+        "upload-content-encoded-400",
+        400,
+        lambda: probing.post(
+            upload,
+            headers=_upload_headers(CHANGED, token, ("Content-Encoding", "gzip")),
+            body=CHANGED,
+        ),
+    )
+    probing.status_probe(
+        "upload-shorter-than-its-length-400",
+        400,
+        lambda: probing.post(
+            upload, headers=_upload_headers(CHANGED, token), body=CHANGED, declared_length=40
+        ),
+    )
+    probing.status_probe(
+        "upload-over-the-limit-413",
+        413,
+        lambda: probing.post(
+            upload,
+            headers=_upload_headers(b"", token, ("Content-Length", str(1048577))),
+            body=b"",
+        ),
+    )
+
+
+def _event_route(
+    ctx: RunContext,
+    server: Server,
+    mode: str,
+    credential: str | None,
+    template: dict[str, Any],
+) -> _EventRoute:
+    """The observe route beside the server's event endpoint, presenting `credential` (the
+    event credential of `mode`, None: none) and the mode's TLS over https."""
     context = (
         tls_context(ctx.trust, mode, ctx.profile) if server.endpoint.startswith("https") else None
     )
-    event_headers = [("Content-Type", "application/json")]
+    headers = [("Content-Type", "application/json")]
     if credential is not None:
-        event_headers.append(("Authorization", f"Bearer {credential}"))
-    observe = _observe_url(server.endpoint)
+        headers.append(("Authorization", f"Bearer {credential}"))
+    return _EventRoute(_observe_url(server.endpoint), headers, context, template)
 
-    def observe_probe(
-        name: str,
-        body: dict[str, Any],
-        expected: dict[str, Any],
-        build: Callable[[dict[str, Any], dict[str, Any]], bytes] = _observation,
-    ) -> None:
-        try:
-            answer = post(
-                observe, headers=event_headers, body=build(template, body), context=context
-            )
-            actual = {
-                "status": answer.status,
-                "accepted": answer.status in (202, 204),  # AHP-HTTP-001: either
-                "body": answer.body.decode("utf-8", "replace"),
-            }
-        except OSError as exc:
-            actual = {"status": None, "error": str(exc)}
-        probes.append(Probe(name, expected, actual))
 
-    if isinstance(ref, str):
-        observe_probe("observe-a-stored-ref-accepted", {"ref": ref}, ACCEPTED)
-        observe_probe(
-            "observe-with-size-in-the-body-400",
-            {"ref": ref, "size": len(PROBE_BYTES) + 1, "sha256": _sha(PROBE_BYTES)},
-            {"status": 400},
+def _observe_probe(
+    probing: _Probing,
+    route: _EventRoute,
+    name: str,
+    body: dict[str, Any],
+    expected: dict[str, Any],
+    build: Callable[[dict[str, Any], dict[str, Any]], bytes] = _observation,
+) -> None:
+    """One observation whose attachment has `body`, judged on `expected`: its actual is
+    the status, whether it was accepted and the answer's body; a connection error is its
+    actual."""
+    try:
+        answer = probing.post(
+            route.url,
+            headers=route.headers,
+            body=build(route.template, body),
+            context=route.context,
         )
-        observe_probe(
-            "observe-with-hash-in-the-body-400",
-            {"ref": ref, "sha256": "0" * 64},
-            {"status": 400},
-        )
-        observe_probe("observe-the-same-again-accepted", {"ref": ref}, ACCEPTED)
-    observe_probe("observe-a-never-uploaded-ref-409", {"ref": "never-uploaded"}, {"status": 409})
-    if ours:
-        observe_probe(
-            "observe-a-never-uploaded-message-part-ref-409",
-            {"ref": "never-uploaded"},
-            {"status": 409},
-            _message_part_observation,
-        )
-        probes.append(
-            Probe(
-                "no-answer-redirects",
-                {"redirects": []},
-                {"redirects": sorted({s for s in statuses if 300 <= s < 400})},
-            )
-        )
+        actual = {
+            "status": answer.status,
+            "accepted": answer.status in (202, 204),  # AHP-HTTP-001: either
+            "body": answer.body.decode("utf-8", "replace"),
+        }
+    except OSError as exc:
+        actual = {"status": None, "error": str(exc)}
+    probing.probes.append(Probe(name, expected, actual))
+
+
+def _stored_ref_probes(probing: _Probing, route: _EventRoute, ref: str) -> None:
+    """Observations of the first upload's `ref`: accepted, refused (400) when the body
+    also declares a size or a hash, and accepted again when sent twice."""
+    _observe_probe(probing, route, "observe-a-stored-ref-accepted", {"ref": ref}, ACCEPTED)
+    _observe_probe(
+        probing,
+        route,
+        "observe-with-size-in-the-body-400",
+        {"ref": ref, "size": len(PROBE_BYTES) + 1, "sha256": _sha(PROBE_BYTES)},
+        {"status": 400},
+    )
+    _observe_probe(
+        probing,
+        route,
+        "observe-with-hash-in-the-body-400",
+        {"ref": ref, "sha256": "0" * 64},
+        {"status": 400},
+    )
+    _observe_probe(probing, route, "observe-the-same-again-accepted", {"ref": ref}, ACCEPTED)
+
+
+def _rows(probes: list[Probe], v1: bool) -> list[RowVerdict]:
+    """A row for every probe in EXPECTED's order: the verdict of each probe run; one not
+    run is unsupported (a probe of our contract on a contract v1 server), inapplicable
+    (no event credential in the mode) or failed (no ref to observe)."""
     found = {probe.name: probe.verdict() for probe in probes}
     rows = []
     for name, expected in EXPECTED.items():
@@ -367,3 +413,62 @@ def run_probes(
                 )
             )
     return rows
+
+
+def run_probes(
+    ctx: RunContext,
+    server: Server,
+    mode: str,
+    token: str,
+    stranger: str,
+    template: dict[str, Any],
+    *,
+    v1: bool = False,
+) -> list[RowVerdict]:
+    """Every probe against one running server, in this order (each one's answer may
+    depend on those before); `template` is a scenario request to observe. A contract v1
+    server (`v1`) is probed on upstream's probes only."""
+    ours = not v1
+    probing = _Probing()
+    upload = _UploadRoute(server.upload_endpoint or "", token, stranger)
+    ref = _receipt_probes(probing, upload)
+    _credential_probes(probing, upload)
+    if ours:
+        _framing_probes(probing, upload)
+    credential = event_token(ctx.trust, mode, ctx.profile)
+    if credential is not None and ours:
+        probing.status_probe(
+            "upload-with-the-event-credential-401",
+            401,
+            lambda: probing.post(
+                upload.url, headers=_upload_headers(CHANGED, credential), body=CHANGED
+            ),
+        )
+    # Observations on the event route, with the event credential of the mode.
+    observe = _event_route(ctx, server, mode, credential, template)
+    if ref is not None:
+        _stored_ref_probes(probing, observe, ref)
+    _observe_probe(
+        probing,
+        observe,
+        "observe-a-never-uploaded-ref-409",
+        {"ref": "never-uploaded"},
+        {"status": 409},
+    )
+    if ours:
+        _observe_probe(
+            probing,
+            observe,
+            "observe-a-never-uploaded-message-part-ref-409",
+            {"ref": "never-uploaded"},
+            {"status": 409},
+            _message_part_observation,
+        )
+        probing.probes.append(
+            Probe(
+                "no-answer-redirects",
+                {"redirects": []},
+                {"redirects": sorted({s for s in probing.statuses if 300 <= s < 400})},
+            )
+        )
+    return _rows(probing.probes, v1)

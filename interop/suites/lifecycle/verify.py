@@ -202,54 +202,68 @@ def _identifies(entry: dict[str, Any], step: Upload) -> bool:
     )
 
 
-def attribute_uploads(
-    scenarios: list[LifecycleScenario], log: Entries, content_uploads: Any
-) -> tuple[dict[str, RowUploads], list[Positioned]]:
-    """Each row's upload receipts, by what identifies them, never by counting.
+@dataclass
+class _Pairing:
+    """The upload steps of every row in file order (`wanted`: the row's index and the
+    step's number in it), where each step's receipt can lie (`within`), and the upload
+    receipts in log order (`recorded`). `rows` receives the pairs."""
 
-    An upload step owns a receipt that declares the step's size and sha256 (the
-    server records the declaration as sent); steps and receipts are paired in file
-    and log order, as many as can be (a longest common subsequence), ties going to
-    a receipt inside the step's window (after every earlier row's own receipts,
-    before every later row's, and before or after the row's own when the steps
-    put it there) and then to the earliest receipt. A receipt left
-    over is a contentUploads delivery when one names its ref (a 201); otherwise
-    it is an extra of the row with upload steps whose window holds it (one
-    with a missing step of the same size or hash first), else of no row. So one
-    row's missing, refused or extra upload never moves another row's receipts.
-    Returns the rows' uploads by id and the receipts no row accounts for."""
+    rows: list[RowUploads]
+    wanted: list[tuple[int, int]]
+    within: list[tuple[float, float]]
+    recorded: list[Positioned]
+
+    def weight(self, i: int, j: int) -> int | None:
+        """The worth of pairing step `i` with receipt `j` (None: the receipt does not
+        declare the step): one more inside the step's window, and a pairing outweighs
+        every tie-break together."""
+        row, number = self.wanted[i]
+        position, entry = self.recorded[j]
+        if not _identifies(entry, self.rows[row].steps[number][0]):
+            return None
+        low, high = self.within[i]
+        return len(self.wanted) + 1 + (1 if low < position < high else 0)
+
+
+def _pairing(
+    scenarios: list[LifecycleScenario], log: Entries, anchors: list[list[int]]
+) -> _Pairing:
+    """Every row's upload steps, none paired yet, with each step's window from the rows'
+    `anchors`."""
     rows = [RowUploads([(step, None) for step in s.uploads()]) for s in scenarios]
-    anchors = [_anchors(s, log) for s in scenarios]
     windows = _windows(anchors)
     wanted = [(row, number) for row, s in enumerate(rows) for number in range(len(s.steps))]
     within = [
         _step_window(scenarios[row], rows[row].steps[number][0], windows[row], anchors[row])
         for row, number in wanted
     ]
-    recorded = log.uploads
-    n, m = len(wanted), len(recorded)
-    unit = n + 1  # a pairing outweighs every tie-break together
+    return _Pairing(rows, wanted, within, log.uploads)
 
-    def weight(i: int, j: int) -> int | None:
-        row, number = wanted[i]
-        position, entry = recorded[j]
-        if not _identifies(entry, rows[row].steps[number][0]):
-            return None
-        low, high = within[i]
-        return unit + (1 if low < position < high else 0)
 
-    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: steps i.., receipts j..
+def _best(pairing: _Pairing) -> list[list[int]]:
+    """`best[i][j]`: the greatest total weight of pairs among steps i.. and receipts j..,
+    in order (a longest common subsequence, weighted)."""
+    n, m = len(pairing.wanted), len(pairing.recorded)
+    best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             score = max(best[i + 1][j], best[i][j + 1])
-            paired = weight(i, j)
+            paired = pairing.weight(i, j)
             if paired is not None:
                 score = max(score, paired + best[i + 1][j + 1])
             best[i][j] = score
+    return best
+
+
+def _pair(pairing: _Pairing) -> set[int]:
+    """Each step paired with its receipt along one best path, the earliest receipt first
+    among equals; returns the indexes of the receipts paired."""
+    best = _best(pairing)
+    rows, wanted, recorded = pairing.rows, pairing.wanted, pairing.recorded
     used: set[int] = set()
     i = j = 0
-    while i < n and j < m:
-        paired = weight(i, j)
+    while i < len(wanted) and j < len(recorded):
+        paired = pairing.weight(i, j)
         if paired is not None and paired + best[i + 1][j + 1] == best[i][j]:
             row, number = wanted[i]
             rows[row].steps[number] = (rows[row].steps[number][0], recorded[j])
@@ -259,6 +273,15 @@ def attribute_uploads(
             j += 1
         else:
             i += 1
+    return used
+
+
+def _undelivered(
+    recorded: list[Positioned], used: set[int], content_uploads: Any
+) -> list[Positioned]:
+    """The receipts no step owns that no contentUploads delivery accounts for (one whose
+    descriptor names the receipt's ref, size and sha256, a 201; each delivery accounts
+    for one receipt)."""
     delivered = [
         c["descriptor"]
         for c in (content_uploads if isinstance(content_uploads, list) else [])
@@ -284,7 +307,15 @@ def attribute_uploads(
             delivered.remove(descriptor)
         else:
             left.append((position, entry))
-    # windows again, now that each row's own uploads bound it too
+    return left
+
+
+def _place_extras(
+    rows: list[RowUploads], anchors: list[list[int]], left: list[Positioned]
+) -> list[Positioned]:
+    """Each receipt `left` an extra of the row with upload steps whose window holds it
+    (windows again, now that each row's own uploads bound it too): the best fit, among
+    equals the latest row (uploads lead a row). Returns those no such row holds."""
     windows = _windows(
         [
             found + [f[0] for _, f in row.steps if f is not None]
@@ -298,12 +329,36 @@ def attribute_uploads(
             for number, (low, high) in enumerate(windows)
             if rows[number].steps and low < position < high
         ]
-        if candidates:  # the best fit; among equals the latest row (uploads lead a row)
+        if candidates:
             chosen = max(candidates, key=lambda number: (*_fit(rows[number], entry), number))
             rows[chosen].extra.append((position, entry))
         else:
             unaccounted.append((position, entry))
-    return {s.id: row for s, row in zip(scenarios, rows, strict=True)}, unaccounted
+    return unaccounted
+
+
+def attribute_uploads(
+    scenarios: list[LifecycleScenario], log: Entries, content_uploads: Any
+) -> tuple[dict[str, RowUploads], list[Positioned]]:
+    """Each row's upload receipts, by what identifies them, never by counting.
+
+    An upload step owns a receipt that declares the step's size and sha256 (the
+    server records the declaration as sent); steps and receipts are paired in file
+    and log order, as many as can be (a longest common subsequence), ties going to
+    a receipt inside the step's window (after every earlier row's own receipts,
+    before every later row's, and before or after the row's own when the steps
+    put it there) and then to the earliest receipt. A receipt left
+    over is a contentUploads delivery when one names its ref (a 201); otherwise
+    it is an extra of the row with upload steps whose window holds it (one
+    with a missing step of the same size or hash first), else of no row. So one
+    row's missing, refused or extra upload never moves another row's receipts.
+    Returns the rows' uploads by id and the receipts no row accounts for."""
+    anchors = [_anchors(s, log) for s in scenarios]
+    pairing = _pairing(scenarios, log, anchors)
+    used = _pair(pairing)
+    left = _undelivered(pairing.recorded, used, content_uploads)
+    unaccounted = _place_extras(pairing.rows, anchors, left)
+    return {s.id: row for s, row in zip(scenarios, pairing.rows, strict=True)}, unaccounted
 
 
 # ---------------------------------------------------------------- step scenarios
@@ -397,23 +452,32 @@ def expected_observation(
     return {"kind": "observed", "eventId": event["id"], "event": event, "message": message}
 
 
-def verify_steps(
-    scenario: LifecycleScenario,
-    entries: Entries,
-    uploads: RowUploads,
-    emitted: list[tuple[int, dict[str, Any]]],
-) -> list[Problem]:
-    """Every ordering and payload rule of one step scenario."""
+@dataclass
+class _Refs:
+    """What a row's uploads gave: each upload alias's receiver ref (from its step's 201),
+    and where each receiver ref was first confirmed (the log position of its first 201
+    among the row's upload receipts)."""
+
+    aliases: dict[str, str]
+    confirmed: dict[str, int]
+
+    def unconfirmed(self, ref: str, position: int) -> bool:
+        """Whether a body ref used at `position` had no 201 upload before it."""
+        return ref not in self.confirmed or self.confirmed[ref] > position
+
+
+def _upload_problems(
+    scenario: LifecycleScenario, uploads: RowUploads
+) -> tuple[list[Problem], dict[str, str]]:
+    """Each upload step's own receipt (the one declaring its size and sha256, see
+    attribute_uploads) with the status expected, a ref never given for two bodies, and
+    each receipt of this row no step declares. Returns the problems and each alias's
+    receiver ref."""
     problems: list[Problem] = []
     sid = scenario.id
-    expected = scenario.expected
-    plan = walk(scenario)
-    ids = {scenario.request_id(k) for k in scenario.requests}
-    # Uploads: each step's own receipt (the one declaring its size and sha256, see
-    # attribute_uploads) with the status expected; a receipt of this row no step declares.
     refs: dict[str, str] = {}
     shas: dict[str, str] = {}
-    statuses = expected["uploadStatuses"]
+    statuses = scenario.expected["uploadStatuses"]
     for number, (step, owned) in enumerate(uploads.steps):
         want = statuses[number] if number < len(statuses) else None
         step_named = (
@@ -450,12 +514,27 @@ def verify_steps(
                 f"recorded {_recorded(entry)}",
             )
         )
-    confirmed: dict[str, int] = {}  # receiver ref -> position of its first 201
+    return problems, refs
+
+
+def _confirmed(uploads: RowUploads) -> dict[str, int]:
+    """Each receiver ref's position of its first 201 among the row's upload receipts."""
+    confirmed: dict[str, int] = {}
     for position, entry in uploads.entries():
         ref = entry.get("ref")
         if entry["status"] == 201 and isinstance(ref, str):
             confirmed.setdefault(ref, position)
-    # Attempts: received and replied once per send, each reply after its receipt.
+    return confirmed
+
+
+def _attempt_problems(
+    scenario: LifecycleScenario, entries: Entries, plan: Walk, refs: _Refs
+) -> list[Problem]:
+    """Attempts: each request received and replied once per send, each reply after its
+    receipt, and each request received as the scenario wrote it (its upload aliases
+    bound to the receiver's refs), valid, its body refs used only after their 201."""
+    problems: list[Problem] = []
+    ids = {scenario.request_id(k) for k in scenario.requests}
     for rid in sorted(ids | set(plan.sends)):
         received, replied = entries.of("received", rid), entries.of("replied", rid)
         want = plan.sends.get(rid, 0)
@@ -470,25 +549,46 @@ def verify_steps(
             if not arrived < answered:
                 problems.append(("AttemptOrder", f"{rid}: reply {number + 1} before its receipt"))
         request = (
-            _rebind(scenario.raw["requests"][_key(scenario, rid)], refs) if rid in ids else None
+            _rebind(scenario.raw["requests"][_key(scenario, rid)], refs.aliases)
+            if rid in ids
+            else None
         )
-        for position in received:
-            message = entries.all[position]["message"]
-            issue = canonical().issue("intercept-request.schema.json", message)
-            if issue is not None:  # an invalid message differs too: name the worse
-                problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
-            elif request is not None and not strict_equal(message, request):
-                found = first_difference(request, message)
-                where = f" at {found[0]}" if found else ""
+        problems += _received_problems(rid, request, entries, received, refs)
+    return problems
+
+
+def _received_problems(
+    rid: str, request: Any, entries: Entries, received: list[int], refs: _Refs
+) -> list[Problem]:
+    """Each request the server received as `rid`: valid, the same as `request` (None:
+    no request of the row has that id), its body refs used only after their 201."""
+    problems: list[Problem] = []
+    for position in received:
+        message = entries.all[position]["message"]
+        issue = canonical().issue("intercept-request.schema.json", message)
+        if issue is not None:  # an invalid message differs too: name the worse
+            problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+        elif request is not None and not strict_equal(message, request):
+            found = first_difference(request, message)
+            where = f" at {found[0]}" if found else ""
+            problems.append(
+                ("ReceivedMismatch", f"{rid}: the server received another request{where}")
+            )
+        for ref in _body_refs(message):
+            if refs.unconfirmed(ref, position):
                 problems.append(
-                    ("ReceivedMismatch", f"{rid}: the server received another request{where}")
+                    ("UploadBeforeUse", f"{rid}: body ref {ref} sent before its 201 upload")
                 )
-            for ref in _body_refs(message):
-                if ref not in confirmed or confirmed[ref] > position:
-                    problems.append(
-                        ("UploadBeforeUse", f"{rid}: body ref {ref} sent before its 201 upload")
-                    )
-    # Milestones: accepted and cancelled marks are the published and cancelled ids.
+    return problems
+
+
+def _milestone_problems(scenario: LifecycleScenario, entries: Entries, plan: Walk) -> list[Problem]:
+    """Milestones: the accepted and cancelled marks are the published and cancelled ids,
+    the acquired marks the replies the steps take first, each after a reply; each
+    accepted mark after its request was taken (acquired, or received when it failed
+    open)."""
+    problems: list[Problem] = []
+    sid, expected = scenario.id, scenario.expected
     for kind, key in (("accepted", "published"), ("cancelled", "cancelled")):
         marked = Counter(entries.all[i]["id"] for i in entries.marks(sid, kind))
         if marked != Counter(expected[key]):
@@ -514,11 +614,16 @@ def verify_steps(
             before += entries.of("received", rid)
         if not any(p < position for p in before):
             problems.append(("AcceptedOrder", f"{rid}: accepted before it was taken"))
-    problems += _cancel_orders(scenario, entries)
-    problems += _frame_orders(scenario, entries, plan, emitted)
-    # Observations: exactly the notifications the steps call for, each after settlement.
+    return problems
+
+
+def _observation_problems(
+    scenario: LifecycleScenario, entries: Entries, refs: _Refs
+) -> list[Problem]:
+    """Observations: exactly the notifications the steps call for, each valid, after its
+    boundary settled, its body refs used only after their 201."""
     wanted = [
-        expected_observation(scenario, step, refs)
+        expected_observation(scenario, step, refs.aliases)
         for step in scenario.steps
         if step["op"] == "observe"
     ]
@@ -528,41 +633,79 @@ def verify_steps(
         for i in entries.naming_any(*(("eventId", event_id) for event_id in event_ids))
         if entries.all[i]["kind"] == "observed"
     ]
-    got = [entries.all[i] for i in got_positions]
-    if len(got) != len(wanted) or not all(
+    problems = _observations_called_for(wanted, [entries.all[i] for i in got_positions])
+    for position in got_positions:
+        problems += _observation_order(scenario, entries, position, refs)
+    return problems
+
+
+def _observations_called_for(
+    wanted: list[dict[str, Any]], got: list[dict[str, Any]]
+) -> list[Problem]:
+    """One ObservationMismatch, naming the first difference, unless the observed entries
+    are the ones called for, in order."""
+    if len(got) == len(wanted) and all(
         strict_equal(a, b) for a, b in zip(got, wanted, strict=False)
     ):
-        detail = ""
-        for a, b in zip(wanted, got, strict=False):
-            found = first_difference(a, b)
-            if found:
-                detail = (
-                    f" (first difference at {found[0]}: expected {_short(found[1])}, "
-                    f"got {_short(found[2])})"
-                )
-                break
-        problems.append(
-            (
-                "ObservationMismatch",
-                f"{len(wanted)} observations called for, {len(got)} received{detail}",
+        return []
+    detail = ""
+    for a, b in zip(wanted, got, strict=False):
+        found = first_difference(a, b)
+        if found:
+            detail = (
+                f" (first difference at {found[0]}: expected {_short(found[1])}, "
+                f"got {_short(found[2])})"
             )
+            break
+    return [
+        (
+            "ObservationMismatch",
+            f"{len(wanted)} observations called for, {len(got)} received{detail}",
         )
-    for position in got_positions:
-        entry = entries.all[position]
-        issue = canonical().issue("observe-notification.schema.json", entry["message"])
-        if issue is not None:
-            problems.append(("ReceivedInvalid", f"observation {entry['eventId']}: {issue}"))
-        rid = _request_of_event(scenario, entry["eventId"])
-        settled = entries.marks(sid, "accepted", rid) + entries.marks(sid, "cancelled", rid)
-        if not any(p < position for p in settled):
+    ]
+
+
+def _observation_order(
+    scenario: LifecycleScenario, entries: Entries, position: int, refs: _Refs
+) -> list[Problem]:
+    """The observation at `position`: valid, after its request's accepted or cancelled
+    mark, its body refs used only after their 201."""
+    problems: list[Problem] = []
+    sid = scenario.id
+    entry = entries.all[position]
+    issue = canonical().issue("observe-notification.schema.json", entry["message"])
+    if issue is not None:
+        problems.append(("ReceivedInvalid", f"observation {entry['eventId']}: {issue}"))
+    rid = _request_of_event(scenario, entry["eventId"])
+    settled = entries.marks(sid, "accepted", rid) + entries.marks(sid, "cancelled", rid)
+    if not any(p < position for p in settled):
+        problems.append(
+            ("ObservationOrder", f"{entry['eventId']}: observed before its boundary settled")
+        )
+    for ref in _body_refs(entry["message"]):
+        if refs.unconfirmed(ref, position):
             problems.append(
-                ("ObservationOrder", f"{entry['eventId']}: observed before its boundary settled")
+                ("UploadBeforeUse", f"observation body ref {ref} before its 201 upload")
             )
-        for ref in _body_refs(entry["message"]):
-            if ref not in confirmed or confirmed[ref] > position:
-                problems.append(
-                    ("UploadBeforeUse", f"observation body ref {ref} before its 201 upload")
-                )
+    return problems
+
+
+def verify_steps(
+    scenario: LifecycleScenario,
+    entries: Entries,
+    uploads: RowUploads,
+    emitted: list[tuple[int, dict[str, Any]]],
+) -> list[Problem]:
+    """Every ordering and payload rule of one step scenario, in this order: uploads,
+    attempts, milestones, cancels, frames, observations."""
+    plan = walk(scenario)
+    problems, aliases = _upload_problems(scenario, uploads)
+    refs = _Refs(aliases, _confirmed(uploads))
+    problems += _attempt_problems(scenario, entries, plan, refs)
+    problems += _milestone_problems(scenario, entries, plan)
+    problems += _cancel_orders(scenario, entries)
+    problems += _frame_orders(scenario, entries, plan, emitted)
+    problems += _observation_problems(scenario, entries, refs)
     return problems
 
 
@@ -712,19 +855,72 @@ def _matches(got: Any, want: Any) -> bool:
     return False
 
 
-def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]:
-    problems: list[Problem] = []
+@dataclass
+class _Chain:
+    """One chain row's receipts: its request's (`rid`) receipts and replies and its
+    event's (`event_id`) observations, as log positions in order, and its marks."""
+
+    sid: str
+    rid: str
+    event_id: str
+    received: list[int]
+    replied: list[int]
+    observed: list[int]
+    settled: list[int]  # chain-settled marks
+    cancelled: list[int]
+    blocked: list[int]  # observer-blocked marks
+
+    @property
+    def cause(self) -> int:
+        """The position the boundary settled on: its cancel mark when interrupted, else
+        its last call's receipt or reply (-1: none)."""
+        last_call = max(self.received + self.replied, default=-1)
+        return self.cancelled[-1] if self.cancelled else last_call
+
+
+def _chain(scenario: LifecycleScenario, entries: Entries) -> _Chain:
+    """The receipts of a chain row's one request `a` and of its event."""
     sid = scenario.id
-    chain = scenario.chain or {}
-    proof = scenario.raw["chainProof"]
     rid = scenario.request_id("a")
     event_id = scenario.raw["requests"]["a"]["params"]["event"]["id"]
-    mine = entries.naming_any(("id", rid), ("eventId", event_id), ("scenario", sid))
+    blocked = entries.marks(sid, "observer-blocked")
+    if not blocked:  # an upstream server records each held observer itself: {kind, id: event}
+        blocked = [
+            i
+            for i in entries.naming("id", event_id)
+            if entries.all[i]["kind"] == "observer-blocked" and "scenario" not in entries.all[i]
+        ]
+    return _Chain(
+        sid,
+        rid,
+        event_id,
+        received=entries.of("received", rid),
+        replied=entries.of("replied", rid),
+        observed=entries.of("observed", event_id),
+        settled=entries.marks(sid, "chain-settled"),
+        cancelled=entries.marks(sid, "cancelled"),
+        blocked=blocked,
+    )
+
+
+def _chain_kinds(chain: _Chain, entries: Entries) -> list[Problem]:
+    """No receipt of the row of a kind a chain never has."""
+    mine = entries.naming_any(
+        ("id", chain.rid), ("eventId", chain.event_id), ("scenario", chain.sid)
+    )
     foreign = sorted({entries.all[i]["kind"] for i in mine} - set(CHAIN_KINDS))
     if foreign:
-        problems.append(("ChainReceipts", f"receipt kinds a chain never has: {', '.join(foreign)}"))
-    received, replied = entries.of("received", rid), entries.of("replied", rid)
-    wanted = proof["requests"]
+        return [("ChainReceipts", f"receipt kinds a chain never has: {', '.join(foreign)}")]
+    return []
+
+
+def _chain_calls(scenario: LifecycleScenario, chain: _Chain, entries: Entries) -> list[Problem]:
+    """The calls: the proof's requests received in order (state carried forward,
+    projection), each valid, each answered once after its receipt (a scripted timeout
+    never) before the next is sent."""
+    problems: list[Problem] = []
+    received, replied = chain.received, chain.replied
+    wanted = scenario.raw["chainProof"]["requests"]
     got = [entries.all[i]["message"] for i in received]
     if len(got) != len(wanted) or not all(
         _matches(g, w) for g, w in zip(got, wanted, strict=False)
@@ -739,7 +935,7 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
     for message in got:
         issue = canonical().issue("intercept-request.schema.json", message)
         if issue is not None:
-            problems.append(("ReceivedInvalid", f"{rid}: {issue}"))
+            problems.append(("ReceivedInvalid", f"{chain.rid}: {issue}"))
     answered = [scenario.fault("a", n) != "timeout" for n in range(len(received))]
     pattern = [k for ok in answered for k in (("received", "replied") if ok else ("received",))]
     if len(replied) != sum(answered):
@@ -752,10 +948,17 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
         )
     elif [entries.all[i]["kind"] for i in sorted(received + replied)] != pattern:
         problems.append(("ChainCalls", "a call was sent before the previous one was answered"))
-    observed = [i for i in entries.of("observed", event_id)]
-    observed_entries = [entries.all[i] for i in observed]
-    remaining = list(proof["observations"])
-    for entry in observed_entries:
+    return problems
+
+
+def _chain_observations(
+    scenario: LifecycleScenario, chain: _Chain, entries: Entries
+) -> list[Problem]:
+    """The observations: each one of the proof's notifications (matched in any order,
+    each once), its entry's event its message's, valid; none of the proof missing."""
+    problems: list[Problem] = []
+    remaining = list(scenario.raw["chainProof"]["observations"])
+    for entry in (entries.all[i] for i in chain.observed):
         match = next((w for w in remaining if _matches(entry["message"], w)), None)
         if match is None:
             problems.append(
@@ -772,22 +975,26 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
         problems.append(
             ("ChainObservations", f"{len(remaining)} notifications of the proof never arrived")
         )
-    settled = entries.marks(sid, "chain-settled")
-    cancelled = entries.marks(sid, "cancelled")
-    blocked = entries.marks(sid, "observer-blocked")
-    if not blocked:  # an upstream server records each held observer itself: {kind, id: event}
-        blocked = [
-            i
-            for i in entries.naming("id", event_id)
-            if entries.all[i]["kind"] == "observer-blocked" and "scenario" not in entries.all[i]
-        ]
+    return problems
+
+
+def _chain_settlement(scenario: LifecycleScenario, chain: _Chain) -> list[Problem]:
+    """The settlement: one chain-settled mark, no observation before the boundary
+    settled; an interrupted chain cancelled once (received < cancelled <= settled <
+    replied) and observing nothing, any other settled after its last call and never
+    cancelled."""
+    problems: list[Problem] = []
+    received, replied, settled, cancelled = (
+        chain.received,
+        chain.replied,
+        chain.settled,
+        chain.cancelled,
+    )
     if len(settled) != 1:
         problems.append(("ChainSettlement", f"{len(settled)} chain-settled marks, one is required"))
-    last_call = max(received + replied, default=-1)
-    cause = cancelled[-1] if cancelled else last_call
-    if any(p < cause for p in observed):
+    if any(p < chain.cause for p in chain.observed):
         problems.append(("ChainSettlement", "an observation came before the boundary settled"))
-    if chain.get("interrupt"):
+    if (scenario.chain or {}).get("interrupt"):
         ok = (
             len(cancelled) == 1
             and received
@@ -799,24 +1006,44 @@ def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]
             problems.append(
                 ("ChainInterrupt", "an interrupt needs received < cancelled <= settled < replied")
             )
-        if observed or blocked:
+        if chain.observed or chain.blocked:
             problems.append(("ChainInterrupt", "an interrupted chain observes nothing"))
     else:
         if cancelled:
             problems.append(("ChainSettlement", "a cancel in a chain that is not interrupted"))
+        last_call = max(received + replied, default=-1)
         if settled and not last_call < settled[0]:
             problems.append(("ChainSettlement", "settled before the last call was answered"))
-    if chain.get("holdObservers"):
+    return problems
+
+
+def _held_observers(scenario: LifecycleScenario, chain: _Chain) -> list[Problem]:
+    """Held observers: where the chain holds them, one observer-blocked mark per
+    notification of the proof, each after the boundary settled; elsewhere none."""
+    if (scenario.chain or {}).get("holdObservers"):
         if (
-            len(blocked) != len(proof["observations"])
-            or any(b < cause for b in blocked)
-            or not settled
+            len(chain.blocked) != len(scenario.raw["chainProof"]["observations"])
+            or any(b < chain.cause for b in chain.blocked)
+            or not chain.settled
         ):
-            problems.append(
+            return [
                 ("HeldObservers", "each held observer needs one observer-blocked after settlement")
-            )
-    elif blocked:
-        problems.append(("HeldObservers", "observer-blocked marks where no observer is held"))
+            ]
+    elif chain.blocked:
+        return [("HeldObservers", "observer-blocked marks where no observer is held")]
+    return []
+
+
+def verify_chain(scenario: LifecycleScenario, entries: Entries) -> list[Problem]:
+    """Every rule of one chain row (one request `a`, its calls against the row's
+    `chainProof`), in this order: receipt kinds, calls, observations, settlement,
+    held observers."""
+    chain = _chain(scenario, entries)
+    problems = _chain_kinds(chain, entries)
+    problems += _chain_calls(scenario, chain, entries)
+    problems += _chain_observations(scenario, chain, entries)
+    problems += _chain_settlement(scenario, chain)
+    problems += _held_observers(scenario, chain)
     return problems
 
 
