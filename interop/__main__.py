@@ -3,7 +3,7 @@
 Every terminating signal means "stop" from the first instruction on: before
 the command line is even parsed, SIGINT, SIGTERM and SIGHUP raise
 KeyboardInterrupt (also when the shell that started us ignored SIGINT, as a
-non-interactive shell does for background jobs), and `interop.cli` then
+non-interactive shell does for background jobs), and `interop.commands` then
 keeps them so for the whole run.
 """
 

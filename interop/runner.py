@@ -367,20 +367,13 @@ def _restricted(run: SuiteRun, ids: list[str]) -> SuiteRun | None:
     )
 
 
-def _recheck(
-    outcomes: list[Outcome],
-    options: MatrixOptions,
-    ctx: RunContext,
-    adapters: dict[str, Adapter],
-    paths: ReportPaths,
-    timeline: list[dict[str, Any]],
-    started: float,
-) -> bool:
+def _recheck(session: Session, outcomes: list[Outcome]) -> bool:
     """Run every combination with an unexpected failed row again, alone and with only
     those rows, `options.recheck` times: a row that passes in any of them is flaky
     (failed, then passed: never a pass), one that fails every time stays failed with
     each re-run's verdict in `diagnostics.recheck`. Rows known-failures.json expects
     to fail are not re-run. True when interrupted."""
+    options, ctx, adapters = session.options, session.ctx, session.adapters
     runs = {run.name: run for run in options.suites}
     targets: list[Planned] = []
     made: list[SuiteRun] = []
@@ -405,29 +398,11 @@ def _recheck(
                 break
             ran: list[Outcome] = []
             quiet = Progress(sum(len(p.job.combinations) for p in targets), quiet=True)
-            if _run_jobs(targets, ctx, adapters, quiet, ran, paths, options, timeline, started):
+            if _run_jobs(session, targets, quiet, ran):
                 return True
             for again in ran:
-                rows = failing.get((again.suite, again.combination), [])
                 runs[again.suite].trim(again)
-                verdicts = {(r.set, r.id): r for r in again.rows}
-                for row in rows:
-                    found = bundles.capture_of(paths.logs / again.combination.key, row.set)
-                    if found is not None:  # the re-run's recording relays
-                        row.diagnostics["capture"] = str(found.relative_to(paths.logs.parent))
-                    now = verdicts.get((row.set, row.id))
-                    said = str(now.status) if now is not None else "missing"
-                    if now is not None and now.error:
-                        said += f": {now.error}"
-                    row.diagnostics.setdefault("recheck", []).append(said)
-                    if now is not None and now.status == Status.PASSED:
-                        row.status = Status.FLAKY
-                        row.error = f"flaky: failed ({row.error}), then passed when run again alone"
-                    elif now is not None and now.diagnostics.get("classes"):
-                        # the re-run's rules, judged on its capture, place the failure
-                        row.diagnostics["classes"] = now.diagnostics["classes"]
-                        if "wire" in now.diagnostics:  # the record against the capture
-                            row.diagnostics["wire"] = now.diagnostics["wire"]
+                _absorb(again, failing.get((again.suite, again.combination), []), session.paths)
             still = {
                 k for k, rows in failing.items() if any(r.status == Status.FAILED for r in rows)
             }
@@ -438,6 +413,31 @@ def _recheck(
         for sub in made:
             if sub.files is not None:
                 sub.files.close()
+
+
+def _absorb(again: Outcome, rows: list[RowVerdict], paths: ReportPaths) -> None:
+    """Note one re-run's verdicts on the failed rows it re-ran: each gets the re-run's
+    capture and its verdict in `diagnostics.recheck`; a row that passed now is flaky,
+    one that failed again takes the classes (and the record against the capture) the
+    re-run's rules judged on its capture."""
+    verdicts = {(r.set, r.id): r for r in again.rows}
+    for row in rows:
+        found = bundles.capture_of(paths.logs / again.combination.key, row.set)
+        if found is not None:  # the re-run's recording relays
+            row.diagnostics["capture"] = str(found.relative_to(paths.logs.parent))
+        now = verdicts.get((row.set, row.id))
+        said = str(now.status) if now is not None else "missing"
+        if now is not None and now.error:
+            said += f": {now.error}"
+        row.diagnostics.setdefault("recheck", []).append(said)
+        if now is not None and now.status == Status.PASSED:
+            row.status = Status.FLAKY
+            row.error = f"flaky: failed ({row.error}), then passed when run again alone"
+        elif now is not None and now.diagnostics.get("classes"):
+            # the re-run's rules, judged on its capture, place the failure
+            row.diagnostics["classes"] = now.diagnostics["classes"]
+            if "wire" in now.diagnostics:  # the record against the capture
+                row.diagnostics["wire"] = now.diagnostics["wire"]
 
 
 def _expected(options: MatrixOptions, outcome: Outcome, row: RowVerdict) -> bool:
@@ -481,7 +481,65 @@ def check_output(output: Path) -> ReportPaths:
     return paths
 
 
+@dataclass(frozen=True)
+class Session:
+    """What every job of one matrix run shares, from its first job to its last recheck:
+    the options, the adapters, the run's context (trust, processes, cancellation) and
+    report paths, the schedule (`timeline`: each job's suite, combinations, cost, share,
+    start and end, in the order they started) and when the run began (`started`,
+    monotonic seconds, from which the schedule's starts and ends count)."""
+
+    options: MatrixOptions
+    adapters: dict[str, Adapter]
+    ctx: RunContext
+    paths: ReportPaths
+    started: float
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+
+
 def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
+    """Run the suites of `options` over their grid and write the reports. Everything the
+    options refuse is refused before any adapter starts; the report is written however
+    the run ends (marked incomplete when interrupted). Returns 130 when interrupted, 1
+    on a failed or flaky combination, a known-failures problem or (unsharded) no
+    applicable combination run, else 0."""
+    _check_profiles(options, adapters)
+    _check_spec(options, adapters)
+    paths = check_output(options.output)
+    meta = _meta(options, adapters)  # before the jobs: the revision is the one that ran
+    outcomes, planned = _plan(options, adapters)
+    planned, outcomes, shard_record = _shard_part(options, planned, outcomes)
+    progress = Progress(
+        options.repeat * sum(len(p.job.combinations) for p in planned), options.quiet
+    )
+    started = time.monotonic()
+    paths.prepare_logs()
+    with interrupts.handled():
+        with run_context(
+            logs=paths.logs,
+            auth=options.auth,
+            profile=options.profile,
+            timeouts=options.timeouts,
+            server_reuse=options.server_reuse,
+            spec_schemas=spec_schemas(options.spec) if options.spec is not None else None,
+        ) as ctx:
+            session = Session(options, adapters, ctx, paths, started)
+            try:
+                interrupted = _run_all(session, planned, progress, outcomes)
+            finally:
+                progress.stop()
+            interrupts.hold()  # from here on a signal waits until the report is written
+        document, known_problems = _document(session, outcomes, meta, shard_record, interrupted)
+        _write(session, document, outcomes, known_problems)
+        late = interrupts.arrived() and not interrupted
+    if late:
+        print("a signal came after every result was in: the report is complete", file=sys.stderr)
+    return _exit_code(options, document, interrupted, known_problems)
+
+
+def _check_profiles(options: MatrixOptions, adapters: dict[str, Adapter]) -> None:
+    """Refuse (UsageError) an adapter of the run whose manifest does not declare the
+    run's trust profile."""
     for name in dict.fromkeys([*options.clients, *options.servers]):
         adapter = adapters[name]
         if options.profile not in adapter.profiles:
@@ -490,22 +548,35 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
                 f"adapter {name!r} does not support the {options.profile!r} trust profile "
                 f"(its manifest declares {', '.join(adapter.profiles)}){hint}"
             )
+
+
+def _check_spec(options: MatrixOptions, adapters: dict[str, Adapter]) -> None:
+    """Refuse a `--spec` without schemas before anything starts; without `--spec`, warn
+    that the contract v1 adapters of the run get this project's schemas."""
     if options.spec is not None:
         spec_schemas(options.spec)  # refused before anything starts
-    else:
-        v1 = sorted(n for n in {*options.clients, *options.servers} if not adapters[n].blind)
-        if v1:
-            print(
-                f"warning: no --spec: the contract v1 adapter(s) {', '.join(v1)} get this "
-                "project's schemas (schemas/draft, also as AHP_SCHEMA_DIR), which differ from "
-                "the spec's in places (content references, elicitation items, definition "
-                "names): an SDK built for the spec may reject valid traffic, or accept what "
-                "the spec refuses. Pass --spec PATH (a checkout of agent-hooks-protocol) to "
-                "hand them the spec's own schemas, as upstream drivers do.",
-                file=sys.stderr,
-            )
-    paths = check_output(options.output)
-    meta = _meta(options, adapters)  # before the jobs: the revision is the one that ran
+        return
+    v1 = sorted(n for n in {*options.clients, *options.servers} if not adapters[n].blind)
+    if v1:
+        print(
+            f"warning: no --spec: the contract v1 adapter(s) {', '.join(v1)} get this "
+            "project's schemas (schemas/draft, also as AHP_SCHEMA_DIR), which differ from "
+            "the spec's in places (content references, elicitation items, definition "
+            "names): an SDK built for the spec may reject valid traffic, or accept what "
+            "the spec refuses. Pass --spec PATH (a checkout of agent-hooks-protocol) to "
+            "hand them the spec's own schemas, as upstream drivers do.",
+            file=sys.stderr,
+        )
+
+
+def _plan(
+    options: MatrixOptions, adapters: dict[str, Adapter]
+) -> tuple[list[Outcome], list[Planned]]:
+    """Every suite over the grid: the outcomes decided without running (inapplicable,
+    with the suite's reason; unsupported, where a manifest leaves the suite, role or
+    auth mode out), and the jobs of the applicable combinations as each suite plans
+    them, longest first across suites (a stable sort keeps each suite's own order on
+    ties)."""
     combinations = expand(options.clients, options.servers, options.transports, options.auth)
     outcomes: list[Outcome] = []
     planned: list[Planned] = []
@@ -527,98 +598,122 @@ def run_matrix(options: MatrixOptions, adapters: dict[str, Adapter]) -> int:
         planned += [Planned(suite, run, job) for job in suite.plan(applicable, adapters)]
     # longest first across suites (a stable sort keeps each suite's own order on ties)
     planned.sort(key=lambda p: -p.job.cost)
-    shard_record: dict[str, Any] | None = None
-    if options.shard is not None:  # this shard's part of the grid (interop/shard.py)
-        index, count = options.shard
-        jobs = [
-            ([shard.grid_key(p.run.name, c) for c in p.job.combinations], p.job.cost)
-            for p in planned
-        ]
-        inapplicable = [shard.grid_key(o.suite, o.combination) for o in outcomes]
-        mine = shard.shard_plan(jobs, inapplicable, index, count)
-        grid = [key for keys, _ in jobs for key in keys] + inapplicable
-        shard_record = shard.shard_meta(index, count, grid)
-        planned = [p for p in planned if shard.grid_key(p.run.name, p.job.combinations[0]) in mine]
-        outcomes = [o for o in outcomes if shard.grid_key(o.suite, o.combination) in mine]
-    progress = Progress(
-        options.repeat * sum(len(p.job.combinations) for p in planned), options.quiet
+    return outcomes, planned
+
+
+def _shard_part(
+    options: MatrixOptions, planned: list[Planned], outcomes: list[Outcome]
+) -> tuple[list[Planned], list[Outcome], dict[str, Any] | None]:
+    """With `--shard K/N`, this shard's part of the grid (interop/shard.py): its jobs,
+    its outcomes decided without running, and the report's `shard` record; without,
+    all of them and no record."""
+    if options.shard is None:
+        return planned, outcomes, None
+    index, count = options.shard
+    jobs = [
+        ([shard.grid_key(p.run.name, c) for c in p.job.combinations], p.job.cost) for p in planned
+    ]
+    inapplicable = [shard.grid_key(o.suite, o.combination) for o in outcomes]
+    mine = shard.shard_plan(jobs, inapplicable, index, count)
+    grid = [key for keys, _ in jobs for key in keys] + inapplicable
+    shard_record = shard.shard_meta(index, count, grid)
+    planned = [p for p in planned if shard.grid_key(p.run.name, p.job.combinations[0]) in mine]
+    outcomes = [o for o in outcomes if shard.grid_key(o.suite, o.combination) in mine]
+    return planned, outcomes, shard_record
+
+
+def _run_all(
+    session: Session, planned: list[Planned], progress: Progress, outcomes: list[Outcome]
+) -> bool:
+    """Run the planned jobs `--repeat` times (merged by `merge_repeats`), then recheck
+    the unexpected failures (`--recheck`), appending the outcomes to `outcomes`; True
+    when interrupted (what ran until then is kept, the rest never starts)."""
+    repeats: list[list[Outcome]] = []
+    interrupted = False
+    for _ in range(session.options.repeat):
+        ran: list[Outcome] = []
+        interrupted = _run_jobs(session, planned, progress, ran)
+        repeats.append(ran)
+        if interrupted:
+            break
+    outcomes += merge_repeats(repeats)
+    if not interrupted and session.options.recheck:
+        interrupted = _recheck(session, outcomes)
+    return interrupted
+
+
+def _document(
+    session: Session,
+    outcomes: list[Outcome],
+    meta: dict[str, Any],
+    shard_record: dict[str, Any] | None,
+    interrupted: bool,
+) -> tuple[dict[str, Any], list[str]]:
+    """The report document: the outcomes, each trimmed to its suite's selected rows, with
+    the shard's record, known-failures.json applied (its patterns that match nothing
+    are problems only when the run covered the whole grid, unsharded and complete) and
+    the coverage; with those known-failures problems."""
+    options = session.options
+    runs = {run.name: run for run in options.suites}
+    for outcome in outcomes:
+        runs[outcome.suite].trim(outcome)
+    document = build_document(
+        outcomes,
+        meta,
+        [d for run in options.suites for d in run.describe()],
+        incomplete=interrupted,
+        full=options.full_report,
     )
-    started = time.monotonic()
-    paths.prepare_logs()
-    with interrupts.handled():
-        with run_context(
-            logs=paths.logs,
-            auth=options.auth,
-            profile=options.profile,
-            timeouts=options.timeouts,
-            server_reuse=options.server_reuse,
-            spec_schemas=spec_schemas(options.spec) if options.spec is not None else None,
-        ) as ctx:
-            try:
-                repeats: list[list[Outcome]] = []
-                interrupted = False
-                timeline: list[dict[str, Any]] = []
-                for _ in range(options.repeat):
-                    ran: list[Outcome] = []
-                    interrupted = _run_jobs(
-                        planned, ctx, adapters, progress, ran, paths, options, timeline, started
-                    )
-                    repeats.append(ran)
-                    if interrupted:
-                        break
-                outcomes += merge_repeats(repeats)
-                if not interrupted and options.recheck:
-                    interrupted = _recheck(
-                        outcomes, options, ctx, adapters, paths, timeline, started
-                    )
-            finally:
-                progress.stop()
-            interrupts.hold()  # from here on a signal waits until the report is written
-        runs = {run.name: run for run in options.suites}
-        for outcome in outcomes:
-            runs[outcome.suite].trim(outcome)
-        document = build_document(
-            outcomes,
-            meta,
-            [d for run in options.suites for d in run.describe()],
-            incomplete=interrupted,
-            full=options.full_report,
+    if shard_record is not None:
+        document["shard"] = shard_record
+    known_problems: list[str] = []
+    if options.known is not None:
+        complete = options.whole_grid and options.shard is None and not interrupted
+        document, known_problems = apply_known(document, options.known, complete=complete)
+    document["coverage"] = coverage(document, ROOT)
+    return document, known_problems
+
+
+def _write(
+    session: Session, document: dict[str, Any], outcomes: list[Outcome], known_problems: list[str]
+) -> None:
+    """Write the report files (the JSON, JUnit, HTML and timings, redacted) and the repro
+    bundles, then print the summary, the bundles left out, the coverage, the slow
+    sides (a warning, never a verdict) and the known-failures problems."""
+    options, ctx, paths = session.options, session.ctx, session.paths
+    chosen, unbundled = bundles.assign(document, paths.logs)
+    timings = build_timings(
+        outcomes,
+        time.monotonic() - session.started,
+        ctx.registry.started,
+        session.timeline,
+        _cpu(ctx.registry.cpu),
+    )
+    timings.update(slow.slow_sides(outcomes))
+    written = write_reports(paths, document, timings, ctx.redactor)
+    bundles.write(document, chosen, paths.logs, session.adapters, options.spec, ctx.redactor)
+    _print_summary(document, written, time.monotonic() - session.started, options.quiet, paths)
+    if unbundled and not options.quiet:
+        print(
+            f"{unbundled} failed rows got no repro bundle (at most {bundles.LIMIT} per run)",
+            file=sys.stderr,
         )
-        if shard_record is not None:
-            document["shard"] = shard_record
-        known_problems: list[str] = []
-        if options.known is not None:
-            complete = options.whole_grid and options.shard is None and not interrupted
-            document, known_problems = apply_known(document, options.known, complete=complete)
-        document["coverage"] = coverage(document, ROOT)
-        chosen, unbundled = bundles.assign(document, paths.logs)
-        timings = build_timings(
-            outcomes,
-            time.monotonic() - started,
-            ctx.registry.started,
-            timeline,
-            _cpu(ctx.registry.cpu),
-        )
-        timings.update(slow.slow_sides(outcomes))
-        written = write_reports(paths, document, timings, ctx.redactor)
-        bundles.write(document, chosen, paths.logs, adapters, options.spec, ctx.redactor)
-        _print_summary(document, written, time.monotonic() - started, options.quiet, paths)
-        if unbundled and not options.quiet:
-            print(
-                f"{unbundled} failed rows got no repro bundle (at most {bundles.LIMIT} per run)",
-                file=sys.stderr,
-            )
-        if not options.quiet:
-            for line in coverage_lines(document["coverage"]):
-                print(line, file=sys.stderr)
-        for line in slow.warning_lines(timings["slowSides"]):  # a warning, never a verdict
+    if not options.quiet:
+        for line in coverage_lines(document["coverage"]):
             print(line, file=sys.stderr)
-        origin = options.known.path.name if options.known is not None else ""
-        for problem in known_problems:
-            print(f"known failures ({origin}): {problem}", file=sys.stderr)
-        late = interrupts.arrived() and not interrupted
-    if late:
-        print("a signal came after every result was in: the report is complete", file=sys.stderr)
+    for line in slow.warning_lines(timings["slowSides"]):  # a warning, never a verdict
+        print(line, file=sys.stderr)
+    origin = options.known.path.name if options.known is not None else ""
+    for problem in known_problems:
+        print(f"known failures ({origin}): {problem}", file=sys.stderr)
+
+
+def _exit_code(
+    options: MatrixOptions, document: dict[str, Any], interrupted: bool, known_problems: list[str]
+) -> int:
+    """130 when interrupted; 1 on a failed or flaky combination or a known-failures
+    problem, or when an unsharded run tested nothing (no combination passed, was
+    unsupported or failed as known); else 0."""
     if interrupted:
         return 130
     counts = document["summary"]["combinations"]
@@ -691,55 +786,86 @@ def _share(suite: str, jobs: int) -> float:
 
 
 def _run_jobs(
-    planned: list[Planned],
-    ctx: RunContext,
-    adapters: dict[str, Adapter],
-    progress: Progress,
-    outcomes: list[Outcome],
-    paths: ReportPaths,
-    options: MatrixOptions,
-    timeline: list[dict[str, Any]],
-    origin: float,
+    session: Session, planned: list[Planned], progress: Progress, outcomes: list[Outcome]
 ) -> bool:
     """Run every job; True when interrupted. Outcomes are appended as jobs finish, and
-    each job's start and end (seconds since `origin`) to `timeline`, in the order they
-    started."""
-    slots = Slots(options.jobs)
+    each job's start and end (seconds since `session.started`) to `session.timeline`,
+    in the order they started."""
+    options = session.options
     shares = [_share(item.run.name, options.jobs) for item in planned]
     workers = max(1, math.ceil(options.jobs / min(shares, default=1.0)))
-    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job")
-    pending: dict[Future[list[Outcome]], Planned] = {}
+    jobs = _Pass(
+        session,
+        planned,
+        progress,
+        outcomes,
+        Slots(options.jobs),
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job"),
+    )
+    try:
+        pending = {
+            jobs.executor.submit(jobs.held, ticket, item, share): item
+            for ticket, (item, share) in enumerate(zip(planned, shares, strict=True))
+        }
+        jobs.collect(pending)
+        return False
+    except KeyboardInterrupt:
+        jobs.interrupted()
+        return True
+    finally:
+        jobs.slots.open()  # a job whose turn never comes (cancelled) holds no one up
+        jobs.executor.shutdown(wait=True, cancel_futures=True)
 
-    def held(ticket: int, item: Planned, share: float) -> list[Outcome]:
-        slots.take(ticket, share)
+
+@dataclass
+class _Pass:
+    """One pass of `_run_jobs` over its planned jobs: the CPU slots they take in turn,
+    the worker threads that run them, the progress they report to and the outcomes
+    collected (appended as jobs finish)."""
+
+    session: Session
+    planned: list[Planned]
+    progress: Progress
+    outcomes: list[Outcome]
+    slots: Slots
+    executor: ThreadPoolExecutor
+
+    def held(self, ticket: int, item: Planned, share: float) -> list[Outcome]:
+        """Run one job once its slots are free and its turn has come, its start and end
+        in the timeline; a contract v1 adapter's wire is judged by the spec's schemas."""
+        session, ctx = self.session, self.session.ctx
+        self.slots.take(ticket, share)
         entry = {
             "suite": item.run.name,
             "combinations": [c.key for c in item.job.combinations],
             "cost": item.job.cost,
             "share": share,
-            "start": round(time.monotonic() - origin, 3),
+            "start": round(time.monotonic() - session.started, 3),
         }
-        timeline.append(entry)
+        session.timeline.append(entry)
         names = {n for c in item.job.combinations for n in (c.client, c.server)}
-        v1 = ctx.spec_schemas is not None and any(not adapters[n].blind for n in names)
+        v1 = ctx.spec_schemas is not None and any(not session.adapters[n].blind for n in names)
         try:
             # a contract v1 adapter's wire is judged by the spec's schemas, as upstream's
             with judged_by(ctx.spec_schemas if v1 else None):
-                return item.suite.run(item.job, ctx, item.run.sets, adapters, progress.report)
+                return item.suite.run(
+                    item.job, ctx, item.run.sets, session.adapters, self.progress.report
+                )
         finally:
-            entry["end"] = round(time.monotonic() - origin, 3)
-            slots.give(share)
+            entry["end"] = round(time.monotonic() - session.started, 3)
+            self.slots.give(share)
 
-    try:
-        for ticket, (item, share) in enumerate(zip(planned, shares, strict=True)):
-            pending[executor.submit(held, ticket, item, share)] = item
+    def collect(self, pending: dict[Future[list[Outcome]], Planned]) -> None:
+        """Wait for every job, with a heartbeat while none finishes; a job that raised
+        fails each of its combinations as HarnessError, its traceback in harness.log."""
+        paths = self.session.paths
         while pending:
             done, _ = wait(pending, timeout=HEARTBEAT / 3, return_when=FIRST_COMPLETED)
-            progress.heartbeat()
+            self.progress.heartbeat()
             for future in done:
                 item = pending.pop(future)
                 try:
-                    outcomes.extend(future.result())
+                    self.outcomes.extend(future.result())
                 except Exception as exc:
                     paths.harness_log(traceback.format_exc())
                     failed = _job_failure(
@@ -748,24 +874,29 @@ def _run_jobs(
                         f"{type(exc).__name__}: {exc} (traceback in {paths.logs.name}/harness.log)",
                     )
                     for outcome in failed:
-                        progress.report(outcome)
-                    outcomes.extend(failed)
-        return False
-    except KeyboardInterrupt:
+                        self.progress.report(outcome)
+                    self.outcomes.extend(failed)
+
+    def interrupted(self) -> None:
+        """Stop at a signal: nothing may interrupt the cleanup or the report from here.
+        Every adapter process is killed and every waiting job let go (each, seeing the
+        run cancelled, reports its combinations not run); the outcomes reported until
+        then are kept, and every combination without one is `not-run`."""
+        ctx = self.session.ctx
         interrupts.hold()  # nothing may interrupt the cleanup or the report
         ctx.cancelled.set()
-        slots.open()
-        finished = progress.close()
+        self.slots.open()
+        finished = self.progress.close()
         print("\ninterrupted: stopping every adapter process", file=sys.stderr, flush=True)
         ctx.registry.kill_all()
-        executor.shutdown(wait=True, cancel_futures=True)
-        known = {(o.suite, o.combination) for o in outcomes}
-        outcomes.extend(o for o in finished if (o.suite, o.combination) not in known)
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        known = {(o.suite, o.combination) for o in self.outcomes}
+        self.outcomes.extend(o for o in finished if (o.suite, o.combination) not in known)
         known |= {(o.suite, o.combination) for o in finished}
-        for item in planned:
+        for item in self.planned:
             for combination in item.job.combinations:
                 if (item.run.name, combination) not in known:
-                    outcomes.append(
+                    self.outcomes.append(
                         Outcome(
                             item.run.name,
                             combination,
@@ -773,10 +904,6 @@ def _run_jobs(
                             skipped_rows=item.run.row_count(),
                         )
                     )
-        return True
-    finally:
-        slots.open()  # a job whose turn never comes (cancelled) holds no one up
-        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _print_summary(

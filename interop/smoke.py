@@ -253,7 +253,20 @@ def _server_checks(
 def _exchange_checks(
     server: Server, rows: list[Any], held: dict[str, Any], checks: Checklist
 ) -> None:
+    """A running HTTP server's exchanges: a scenario's request answered with its
+    response, an unknown id with a JSON-RPC error (our contract), both receipted in
+    order, and a barrier row's reply held until POST /release."""
     known = rows[0]
+    _answer_check(server, known, checks)
+    wanted = [known["id"]]
+    if _unknown_id_check(server, known, checks):
+        wanted.append("smoke.no-such-scenario")
+    _receipts_check(server, wanted, checks)
+    _barrier_check(server, held, checks)
+
+
+def _answer_check(server: Server, known: dict[str, Any], checks: Checklist) -> None:
+    """The scenario's request is answered 200 with its response, unchanged."""
     status, body = _post(server.endpoint, json.dumps(known["request"]).encode())
     try:
         answer = loads(body)
@@ -264,29 +277,38 @@ def _exchange_checks(
         None if status == 200 and answer == known["response"] else f"HTTP {status}: {body[:120]!r}",
         "send the scenario's `response` unchanged (docs/CONTRACT.md, Replies)",
     )
-    wanted = [known["id"]]
+
+
+def _unknown_id_check(server: Server, known: dict[str, Any], checks: Checklist) -> bool:
+    """Under our contract, a request of an id no scenario has gets JSON-RPC error -32602
+    with its id; True when it was sent (it must be receipted too)."""
     name = "an unknown id gets JSON-RPC error -32602 with its id"
-    if checks.ours(name):
-        stranger = json.loads(json.dumps(known["request"]))
-        for place in (stranger, stranger["params"]["event"]):
-            place["id"] = "smoke.no-such-scenario"
-        status, body = _post(server.endpoint, json.dumps(stranger).encode())
-        try:
-            error = loads(body)
-        except JsonError:
-            error = None
-        good = (
-            isinstance(error, dict)
-            and error.get("id") == "smoke.no-such-scenario"
-            and isinstance(error.get("error"), dict)
-            and error["error"].get("code") == -32602
-        )
-        checks.add(
-            name,
-            None if good else f"HTTP {status}: {body[:120]!r}",
-            "answer {jsonrpc, id, error: {code: -32602, message}} and still receipt it",
-        )
-        wanted.append("smoke.no-such-scenario")
+    if not checks.ours(name):
+        return False
+    stranger = json.loads(json.dumps(known["request"]))
+    for place in (stranger, stranger["params"]["event"]):
+        place["id"] = "smoke.no-such-scenario"
+    status, body = _post(server.endpoint, json.dumps(stranger).encode())
+    try:
+        error = loads(body)
+    except JsonError:
+        error = None
+    good = (
+        isinstance(error, dict)
+        and error.get("id") == "smoke.no-such-scenario"
+        and isinstance(error.get("error"), dict)
+        and error["error"].get("code") == -32602
+    )
+    checks.add(
+        name,
+        None if good else f"HTTP {status}: {body[:120]!r}",
+        "answer {jsonrpc, id, error: {code: -32602, message}} and still receipt it",
+    )
+    return True
+
+
+def _receipts_check(server: Server, wanted: list[str], checks: Checklist) -> None:
+    """The requests sent (`wanted`, in order) are the first receipts, without problems."""
     receipts, problems = server.receipts(0)
     ids = [r.get("id") for r in receipts or [] if isinstance(r, dict)]
     checks.add(
@@ -296,6 +318,11 @@ def _exchange_checks(
         else f"receipts {ids} {'; '.join(p.message for p in problems)}",
         "record each intercept request (receiptLog or GET /receipts) before replying",
     )
+
+
+def _barrier_check(server: Server, held: dict[str, Any], checks: Checklist) -> None:
+    """The barrier row's request, sent from a thread, is receipted (within 10 s) while
+    its reply is still pending, and answered 200 once POST /release frees the barrier."""
     got: dict[str, Any] = {}
 
     def send_held() -> None:
@@ -338,6 +365,8 @@ def _exchange_checks(
 def _stdio_checks(
     ctx: RunContext, adapter: Adapter, rows_file: Path, rows: list[Any], checks: Checklist
 ) -> None:
+    """The server over stdio (`_stdio_exchange`), then, under our contract, an unusable
+    config refused (`_bad_config_check`)."""
     home = ctx.unique("smoke-stdio")
     (home / "ready").mkdir()
     auth, _ = ctx.trust.server_auth("none", ctx.profile)
@@ -351,14 +380,28 @@ def _stdio_checks(
             "schemaDir": str(ctx.schema_dir(adapter)),
         },
     )
+    _stdio_exchange(ctx, adapter, config, rows[0], checks)
+    if checks.contract != "ours":
+        checks.skip("an unusable config exits 2 with a message [ext]", "no extension declared")
+        return
+    _bad_config_check(adapter, home, checks)
+
+
+def _stdio_exchange(
+    ctx: RunContext, adapter: Adapter, config: Path, row: dict[str, Any], checks: Checklist
+) -> None:
+    """The server started over stdio with `config` (in its own folder, which names the
+    owner of its processes), the row's request as one line on stdin, then EOF: exactly
+    one line out, the row's response, and exit 0 within 30 s; whatever it started is
+    killed."""
     command = [*adapter.commands["server"], "--config", str(config)]
-    owner = f"smoke:{home.name}"
+    owner = f"smoke:{config.parent.name}"
     ctx.registry.owner_enter(owner)
     try:
         completed = subprocess.run(
             command,
             cwd=adapter.directory,
-            input=(json.dumps(rows[0]["request"]) + "\n").encode(),
+            input=(json.dumps(row["request"]) + "\n").encode(),
             capture_output=True,
             timeout=30,
             env={**os.environ, process.OWNER_VARIABLE: owner},
@@ -369,7 +412,7 @@ def _stdio_checks(
             problem = f"stdout had {len(lines)} lines: {completed.stdout[:120]!r}"
         else:
             try:
-                if loads(lines[0]) != rows[0]["response"]:
+                if loads(lines[0]) != row["response"]:
                     problem = "the line is not the scenario's response"
             except JsonError as exc:
                 problem = str(exc)
@@ -394,9 +437,11 @@ def _stdio_checks(
     finally:
         process.kill_owner(owner)
         ctx.registry.owner_exit(owner)
-    if checks.contract != "ours":
-        checks.skip("an unusable config exits 2 with a message [ext]", "no extension declared")
-        return
+
+
+def _bad_config_check(adapter: Adapter, home: Path, checks: Checklist) -> None:
+    """A config without readinessFile: the server exits 2 at once (within 30 s) with a
+    message on stderr."""
     bad = write_json(home / "bad-config.json", {"transport": "stdio"})
     try:
         result = subprocess.run(

@@ -263,96 +263,151 @@ def _floor(run: MatrixRun, work: Path) -> dict[str, Any]:
     }
 
 
+@dataclass
+class _Sitting:
+    """One bench sitting: its options, its scratch folder, the figures so far (`result`)
+    and every matrix run made, in the order the figures name them (the failed ones
+    are kept and listed in that order)."""
+
+    options: BenchOptions
+    work: Path
+    result: dict[str, Any]
+    runs: list[MatrixRun] = field(default_factory=list)
+
+    def matrix(self, label: str, suites: list[str], extra: list[str]) -> MatrixRun:
+        """One matrix child of this sitting (not yet among `runs`)."""
+        return _matrix(label, self.work, self.options, suites, extra)
+
+
 def run_bench(options: BenchOptions, adapters: dict[str, Adapter]) -> int:
     """Run the parts asked for; print and write the figures; 1 when a matrix run failed."""
     work = Path(tempfile.mkdtemp(prefix="ahp-bench-"))
-    result: dict[str, Any] = {
-        "adapters": {n: adapters[n].language for n in options.adapters},
-        "jobs": options.jobs,
-        "suites": options.suites,
-        "parts": list(options.parts),
-    }
-    runs: list[MatrixRun] = []
+    sitting = _Sitting(
+        options,
+        work,
+        {
+            "adapters": {n: adapters[n].language for n in options.adapters},
+            "jobs": options.jobs,
+            "suites": options.suites,
+            "parts": list(options.parts),
+        },
+    )
     try:
-        if "build" in options.parts:
-            result["noopBuildSeconds"] = _noop_build(options, work)
-        every: MatrixRun | None = None
-        if "suites" in options.parts:
-            every = _matrix("all-suites", work, options, options.suites, [])
-            runs.append(every)
-            result["all"] = every.summary()
-            result["byLanguage"] = _by_language(every)
-            result["suiteTotals"] = _suite_totals(every)
-            alone = {}
-            for suite in options.suites:
-                run = _matrix(f"suite-{suite}", work, options, [suite], [])
-                runs.append(run)
-                alone[suite] = run.summary()
-            result["perSuite"] = alone
-        core: MatrixRun | None = None
-        if "jobs" in options.parts or "scaling" in options.parts:
-            core = _matrix("core", work, options, ["core"], [])
-            runs.append(core)
-            result["core"] = core.summary()
-        if "jobs" in options.parts and core is not None:
-            # alternately, so that a slower stretch of a shared machine reaches both sides
-            parallel, serial_runs = [core], []
-            for sample in range(1, options.samples + 1):
-                suffix = "" if sample == 1 else f"-{sample}"
-                if sample > 1:
-                    parallel.append(_matrix(f"core{suffix}", work, options, ["core"], []))
-                serial_runs.append(
-                    _matrix(f"core-jobs-1{suffix}", work, options, ["core"], ["--jobs", "1"])
-                )
-            runs += parallel[1:] + serial_runs
-            fastest = min(parallel, key=lambda r: r.watched.wall)
-            serial = min(serial_runs, key=lambda r: r.watched.wall)
-            result["coreJobs1"] = serial.summary()
-            result["jobsWalls"] = {
-                "jobs": [round(r.watched.wall, 2) for r in parallel],
-                "jobs1": [round(r.watched.wall, 2) for r in serial_runs],
-            }
-            result["jobsSpeedup"] = round(serial.watched.wall / fastest.watched.wall, 2)
-        if "scaling" in options.parts and core is not None:
-            growth: dict[str, Any] = {}
-            for times in (2, 4):
-                copied = work / f"core-x{times}.json"
-                count = replicate(CORE_SET, times, copied)
-                bigger = _matrix(
-                    f"core-x{times}",
-                    work,
-                    options,
-                    ["core"],
-                    ["--scenarios", str(copied), str(UPSTREAM_CORE)],
-                )
-                runs.append(bigger)
-                growth[f"x{times}"] = {
-                    "coreRows": count,
-                    **bigger.summary(),
-                    "wallGrowth": round(bigger.watched.wall / core.watched.wall, 2),
-                    "marginalMsPerRowByClient": _marginal(core, bigger),
-                }
-            result["scaling"] = growth
-        if "startup" in options.parts:
-            result["startup"] = startup_costs(
-                {n: adapters[n] for n in options.adapters}, work / "startup-logs"
-            )
-        if "floor" in options.parts:
-            basis = every or core
-            if basis is not None:
-                result["floor"] = _floor(basis, work)
+        _measure(sitting, adapters)
     finally:
-        failed = [r for r in runs if not r.passed]
-        if failed:
-            kept = options.output.parent / "bench-failed"
-            shutil.rmtree(kept, ignore_errors=True)
-            kept.mkdir(parents=True, exist_ok=True)
-            for run in failed:
-                shutil.copy(work / run.label / "matrix.log", kept / f"{run.label}.log")
-                logs = work / run.label / "report-logs"  # the harness's traceback, per-process logs
-                if logs.is_dir():
-                    shutil.copytree(logs, kept / f"{run.label}-logs")
+        failed = _keep_failed(sitting)
         shutil.rmtree(work, ignore_errors=True)
+    return _write_figures(sitting, failed)
+
+
+def _measure(sitting: _Sitting, adapters: dict[str, Adapter]) -> None:
+    """Each part asked for, in the order of PARTS, its figures into `sitting.result`:
+    the core run serves both the jobs and the scaling part; the floor is measured for
+    the all-suites run, else the core run."""
+    options, work, result = sitting.options, sitting.work, sitting.result
+    if "build" in options.parts:
+        result["noopBuildSeconds"] = _noop_build(options, work)
+    every = _suites_part(sitting) if "suites" in options.parts else None
+    core: MatrixRun | None = None
+    if "jobs" in options.parts or "scaling" in options.parts:
+        core = sitting.matrix("core", ["core"], [])
+        sitting.runs.append(core)
+        result["core"] = core.summary()
+    if "jobs" in options.parts and core is not None:
+        _jobs_part(sitting, core)
+    if "scaling" in options.parts and core is not None:
+        _scaling_part(sitting, core)
+    if "startup" in options.parts:
+        result["startup"] = startup_costs(
+            {n: adapters[n] for n in options.adapters}, work / "startup-logs"
+        )
+    if "floor" in options.parts:
+        basis = every or core
+        if basis is not None:
+            result["floor"] = _floor(basis, work)
+
+
+def _suites_part(sitting: _Sitting) -> MatrixRun:
+    """Every suite in one run (its summary, by language, per suite's totals), then each
+    suite alone; the all-suites run."""
+    options, result = sitting.options, sitting.result
+    every = sitting.matrix("all-suites", options.suites, [])
+    sitting.runs.append(every)
+    result["all"] = every.summary()
+    result["byLanguage"] = _by_language(every)
+    result["suiteTotals"] = _suite_totals(every)
+    alone = {}
+    for suite in options.suites:
+        run = sitting.matrix(f"suite-{suite}", [suite], [])
+        sitting.runs.append(run)
+        alone[suite] = run.summary()
+    result["perSuite"] = alone
+    return every
+
+
+def _jobs_part(sitting: _Sitting, core: MatrixRun) -> None:
+    """The core suite with --jobs (the core run first) and with --jobs 1, `--samples`
+    times each: the speed-up is the ratio of the fastest of each, every wall kept."""
+    options, result = sitting.options, sitting.result
+    # alternately, so that a slower stretch of a shared machine reaches both sides
+    parallel, serial_runs = [core], []
+    for sample in range(1, options.samples + 1):
+        suffix = "" if sample == 1 else f"-{sample}"
+        if sample > 1:
+            parallel.append(sitting.matrix(f"core{suffix}", ["core"], []))
+        serial_runs.append(sitting.matrix(f"core-jobs-1{suffix}", ["core"], ["--jobs", "1"]))
+    sitting.runs += parallel[1:] + serial_runs
+    fastest = min(parallel, key=lambda r: r.watched.wall)
+    serial = min(serial_runs, key=lambda r: r.watched.wall)
+    result["coreJobs1"] = serial.summary()
+    result["jobsWalls"] = {
+        "jobs": [round(r.watched.wall, 2) for r in parallel],
+        "jobs1": [round(r.watched.wall, 2) for r in serial_runs],
+    }
+    result["jobsSpeedup"] = round(serial.watched.wall / fastest.watched.wall, 2)
+
+
+def _scaling_part(sitting: _Sitting, core: MatrixRun) -> None:
+    """The core suite with our core set doubled and quadrupled (the upstream vectors
+    once): wall growth over the core run and the marginal cost of a row by client."""
+    growth: dict[str, Any] = {}
+    for times in (2, 4):
+        copied = sitting.work / f"core-x{times}.json"
+        count = replicate(CORE_SET, times, copied)
+        bigger = sitting.matrix(
+            f"core-x{times}", ["core"], ["--scenarios", str(copied), str(UPSTREAM_CORE)]
+        )
+        sitting.runs.append(bigger)
+        growth[f"x{times}"] = {
+            "coreRows": count,
+            **bigger.summary(),
+            "wallGrowth": round(bigger.watched.wall / core.watched.wall, 2),
+            "marginalMsPerRowByClient": _marginal(core, bigger),
+        }
+    sitting.result["scaling"] = growth
+
+
+def _keep_failed(sitting: _Sitting) -> list[MatrixRun]:
+    """The failed matrix runs, their logs (matrix.log, and the report's logs folder: the
+    harness's traceback, per-process logs) copied to bench-failed/ beside the output."""
+    failed = [r for r in sitting.runs if not r.passed]
+    if failed:
+        kept = sitting.options.output.parent / "bench-failed"
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(parents=True, exist_ok=True)
+        for run in failed:
+            folder = sitting.work / run.label
+            shutil.copy(folder / "matrix.log", kept / f"{run.label}.log")
+            logs = folder / "report-logs"  # the harness's traceback, per-process logs
+            if logs.is_dir():
+                shutil.copytree(logs, kept / f"{run.label}-logs")
+    return failed
+
+
+def _write_figures(sitting: _Sitting, failed: list[MatrixRun]) -> int:
+    """Write the figures to --output and print them (and the failed runs); 1 when a
+    matrix run failed."""
+    options, result = sitting.options, sitting.result
     result["failedRuns"] = [r.label for r in failed]
     options.output.parent.mkdir(parents=True, exist_ok=True)
     write_json(options.output, result)

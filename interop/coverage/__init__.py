@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -230,12 +231,104 @@ def _failing_with_every_client(
     return {p for p, clients in ran.items() if len(clients) >= 2 and all(clients.values())}
 
 
+@dataclass(frozen=True)
+class _Basis:
+    """What a report's rows are judged against: each set's rows' features ((suite, set
+    name) -> row id -> features), each suite's sets' row ids in file order, each
+    requirement's features, and the rows that failed with every client against one
+    server (`_failing_with_every_client`: there the server is the common factor)."""
+
+    row_features: dict[tuple[str, str], dict[str, set[str]]]
+    set_ids: dict[str, dict[str, list[str]]]
+    requirement_features: dict[str, set[str]]
+    server_wide: set[tuple[str, ...]]
+
+
+@dataclass
+class _Judged:
+    """What coverage gathers over a report's rows, per (adapter, role): each feature's
+    statuses of the exercising rows (`seen`), the requirements a failed row's rules
+    charge to a side, failed or undetermined (`charged`; failed stays failed), and the
+    failed rows charged on no protocol requirement (`contract`); with every charge
+    (docs/blame.md) and every adapter and feature named."""
+
+    adapters: set[str]
+    features: set[str]
+    seen: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+    charged: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    contract: dict[tuple[str, str], int] = field(default_factory=dict)
+    charges: list[dict[str, Any]] = field(default_factory=list)
+
+    def count(self, key: tuple[str, str], features: set[str], status: str) -> None:
+        """Each of `features` exercised by a row with `status` for (adapter, role)."""
+        bucket = self.seen.setdefault(key, {})
+        for name in features:
+            bucket.setdefault(name, set()).add(status)
+
+
+@dataclass(frozen=True)
+class _FailedRow:
+    """A failed (or known-failing) row of one combination, as its charges need it: its
+    place, the report's row and the combination's errors (the rules' evidence), its
+    features, the adapter on each side, and whether it failed with every client."""
+
+    combination: dict[str, Any]
+    set_name: str
+    row_id: str
+    row: dict[str, Any]
+    status: str
+    errors: list[Any]
+    names: set[str]
+    sides: dict[str, str]
+    server_wide: bool
+
+
 def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
     """Per adapter and role, each feature and requirement `passed`, `failed` or `untested`
     over the rows of `document` (a report, reportVersion 3); `root` is the repository
     root the sets' `file`s are relative to. Deterministic: sorted keys and lists."""
     table = load_requirements()
     notes: list[str] = []
+    row_features, set_ids = _sets_features(document, root, notes)
+    basis = _Basis(
+        row_features,
+        set_ids,
+        {entry["id"]: set(entry["features"]) for entry in table},
+        _failing_with_every_client(document, set_ids),
+    )
+    judged = _Judged(
+        adapters={str(a) for a in _adapter_names(document)},
+        features={f for entry in table for f in entry["features"]},
+    )
+    for combination in document.get("combinations", []):
+        _judge_combination(basis, judged, combination)
+    for row_set in row_features.values():
+        for names in row_set.values():
+            judged.features |= names
+    by_adapter = _by_adapter(judged, table)
+    result: dict[str, Any] = {
+        "byAdapter": by_adapter,
+        "charges": [
+            dict(sorted(c.items()))
+            for c in sorted(
+                judged.charges,
+                key=lambda c: (c["suite"], c["combination"], c["set"], c["row"], c["rule"]),
+            )
+        ],
+        "features": sorted(judged.features),
+    }
+    if notes:
+        result["notes"] = sorted(notes)
+    result["profiles"] = profile_verdicts(by_adapter, load_profiles())
+    result["requirements"] = [_requirement_summary(e) for e in table]
+    return result
+
+
+def _sets_features(
+    document: dict[str, Any], root: Path, notes: list[str]
+) -> tuple[dict[tuple[str, str], dict[str, set[str]]], dict[str, dict[str, list[str]]]]:
+    """Each report set's rows' features ((suite, set name) -> row id -> features) and each
+    suite's sets' row ids in the report's order; what cannot be read goes to `notes`."""
     row_features: dict[tuple[str, str], dict[str, set[str]]] = {}
     set_ids: dict[str, dict[str, list[str]]] = {}
     for entry in document.get("sets", []):
@@ -245,85 +338,102 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
             row_id: features(suite, row) for row_id, row in rows.items()
         }
         set_ids.setdefault(suite, {})[entry["name"]] = [str(r["id"]) for r in entry.get("rows", [])]
-    # (adapter, role) -> feature -> statuses of the exercising rows, and the requirements
-    # a failed row's rules charge to a side (docs/blame.md): failed, or undetermined
-    seen: dict[tuple[str, str], dict[str, set[str]]] = {}
-    charged: dict[tuple[str, str], dict[str, str]] = {}
-    contract: dict[tuple[str, str], int] = {}
-    charges: list[dict[str, Any]] = []
-    adapters: set[str] = set()
-    adapters.update(str(a) for a in _adapter_names(document))
-    all_features: set[str] = {f for entry in table for f in entry["features"]}
-    requirement_features = {entry["id"]: set(entry["features"]) for entry in table}
-    server_wide = _failing_with_every_client(document, set_ids)
-    for combination in document.get("combinations", []):
-        suite = str(combination["suite"])
-        client, server = str(combination["client"]), str(combination["server"])
-        adapters.update((client, server))
-        sides = {"client": client, "server": server}
-        extra = {f"transport:{combination['transport']}", f"auth:{combination['auth']}"}
-        errors = list(combination.get("errors", []))
-        for set_name, row_id, status, row in _row_statuses(combination, set_ids.get(suite, {})):
-            known = row_features.get((suite, set_name), {})
-            if row_id not in known:
-                continue
-            names = (known[row_id] | extra) & VOCABULARY
-            all_features |= names
-            if status not in _EXERCISED:
-                continue
-            credited = dict(sides)  # the sides this row counts as passed for
-            if status in ("failed", "known-failing"):
-                exercised = {r for r, fs in requirement_features.items() if fs & names}
-                transport, auth = str(combination["transport"]), str(combination["auth"])
-                place: tuple[str, ...] = (suite, set_name, row_id, server, transport, auth)
-                for found in row_rules(row, errors):
-                    rule = placed(found, row, sides, place in server_wide)
-                    wanted = exercised if rule.requirements == ("*",) else set(rule.requirements)
-                    reqs = sorted(wanted & exercised)
-                    judged = {"client": ["client"], "server": ["server"]}.get(rule.judges, [])
-                    if rule.judges == "either":
-                        judged = ["client", "server"]
-                    verdict = "undetermined" if rule.judges == "either" else "failed"
-                    touched = names & {f for r in reqs for f in requirement_features[r]}
-                    for role in judged:
-                        credited.pop(role, None)
-                        key = (sides[role], role)
-                        for req in reqs:
-                            if charged.setdefault(key, {}).get(req) != "failed":
-                                charged[key][req] = verdict
-                        bucket = seen.setdefault(key, {})
-                        for name in touched:
-                            bucket.setdefault(name, set()).add(verdict)
-                        if not reqs and verdict == "failed":
-                            contract[key] = contract.get(key, 0) + 1
-                    charges.append(
-                        {
-                            "combination": _where(combination),
-                            "suite": suite,
-                            "set": set_name,
-                            "row": row_id,
-                            "rule": rule.name,
-                            "judges": rule.judges,
-                            "adapters": sorted({sides[r] for r in judged}),
-                            "requirements": reqs,
-                            "basis": rule.basis,
-                            "known": status == "known-failing",
-                        }
-                    )
-            for role, adapter in credited.items():
-                bucket = seen.setdefault((adapter, role), {})
-                for name in names:
-                    bucket.setdefault(name, set()).add("passed")
-    for row_set in row_features.values():
-        for names in row_set.values():
-            all_features |= names
+    return row_features, set_ids
+
+
+def _judge_combination(basis: _Basis, judged: _Judged, combination: dict[str, Any]) -> None:
+    """Every row of one combination whose features are known: its features (plus the
+    combination's transport and auth) named; an exercised row counts as passed for
+    each side none of its failure's rules charges, a failed one charges its rules'
+    sides (`_charge`)."""
+    suite = str(combination["suite"])
+    client, server = str(combination["client"]), str(combination["server"])
+    judged.adapters.update((client, server))
+    sides = {"client": client, "server": server}
+    extra = {f"transport:{combination['transport']}", f"auth:{combination['auth']}"}
+    errors = list(combination.get("errors", []))
+    transport, auth = str(combination["transport"]), str(combination["auth"])
+    for set_name, row_id, status, row in _row_statuses(combination, basis.set_ids.get(suite, {})):
+        known = basis.row_features.get((suite, set_name), {})
+        if row_id not in known:
+            continue
+        names = (known[row_id] | extra) & VOCABULARY
+        judged.features |= names
+        if status not in _EXERCISED:
+            continue
+        credited = dict(sides)  # the sides this row counts as passed for
+        if status in ("failed", "known-failing"):
+            place: tuple[str, ...] = (suite, set_name, row_id, server, transport, auth)
+            failed = _FailedRow(
+                combination,
+                set_name,
+                row_id,
+                row,
+                status,
+                errors,
+                names,
+                sides,
+                place in basis.server_wide,
+            )
+            for role in _charge(basis, judged, failed):
+                credited.pop(role, None)
+        for role, adapter in credited.items():
+            judged.count((adapter, role), names, "passed")
+
+
+def _charge(basis: _Basis, judged: _Judged, failed: _FailedRow) -> list[str]:
+    """Charge a failed row by each rule that judged it (docs/blame.md): to the side
+    the rule judges (`failed`), or to both when it cannot tell (`undetermined`), on
+    its requirements the row exercises (`*`: all of them); a failure on none is a
+    contract failure. Every charge is recorded; the roles charged are returned."""
+    exercised = {r for r, fs in basis.requirement_features.items() if fs & failed.names}
+    roles: list[str] = []
+    for found in row_rules(failed.row, failed.errors):
+        rule = placed(found, failed.row, failed.sides, failed.server_wide)
+        wanted = exercised if rule.requirements == ("*",) else set(rule.requirements)
+        reqs = sorted(wanted & exercised)
+        charged_roles = {"client": ["client"], "server": ["server"]}.get(rule.judges, [])
+        if rule.judges == "either":
+            charged_roles = ["client", "server"]
+        verdict = "undetermined" if rule.judges == "either" else "failed"
+        touched = failed.names & {f for r in reqs for f in basis.requirement_features[r]}
+        for role in charged_roles:
+            roles.append(role)
+            key = (failed.sides[role], role)
+            for req in reqs:
+                if judged.charged.setdefault(key, {}).get(req) != "failed":
+                    judged.charged[key][req] = verdict
+            judged.count(key, touched, verdict)
+            if not reqs and verdict == "failed":
+                judged.contract[key] = judged.contract.get(key, 0) + 1
+        judged.charges.append(
+            {
+                "combination": _where(failed.combination),
+                "suite": str(failed.combination["suite"]),
+                "set": failed.set_name,
+                "row": failed.row_id,
+                "rule": rule.name,
+                "judges": rule.judges,
+                "adapters": sorted({failed.sides[r] for r in charged_roles}),
+                "requirements": reqs,
+                "basis": rule.basis,
+                "known": failed.status == "known-failing",
+            }
+        )
+    return roles
+
+
+def _by_adapter(judged: _Judged, table: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per adapter (sorted) and role: each feature's verdict, each requirement's (failed
+    or undetermined only where a rule charged it; else passed or untested by its
+    features: a failed feature may belong to another rule), and the contract failures."""
     by_adapter: dict[str, Any] = {}
-    for adapter in sorted(adapters):
+    for adapter in sorted(judged.adapters):
         by_adapter[adapter] = {}
         for role in _ROLES:
-            bucket = seen.get((adapter, role), {})
-            against = charged.get((adapter, role), {})
-            feature_status = {name: _verdict(bucket.get(name, set())) for name in all_features}
+            bucket = judged.seen.get((adapter, role), {})
+            against = judged.charged.get((adapter, role), {})
+            feature_status = {name: _verdict(bucket.get(name, set())) for name in judged.features}
             # a requirement fails only where a rule charged it; its features give
             # passed or untested (a failed feature may belong to another rule)
             requirement_status = {
@@ -332,25 +442,11 @@ def coverage(document: dict[str, Any], root: Path) -> dict[str, Any]:
                 for entry in table
             }
             by_adapter[adapter][role] = {
-                "contractFailures": contract.get((adapter, role), 0),
+                "contractFailures": judged.contract.get((adapter, role), 0),
                 "features": dict(sorted(feature_status.items())),
                 "requirements": dict(sorted(requirement_status.items())),
             }
-    result: dict[str, Any] = {
-        "byAdapter": by_adapter,
-        "charges": [
-            dict(sorted(c.items()))
-            for c in sorted(
-                charges, key=lambda c: (c["suite"], c["combination"], c["set"], c["row"], c["rule"])
-            )
-        ],
-        "features": sorted(all_features),
-    }
-    if notes:
-        result["notes"] = sorted(notes)
-    result["profiles"] = profile_verdicts(by_adapter, load_profiles())
-    result["requirements"] = [_requirement_summary(e) for e in table]
-    return result
+    return by_adapter
 
 
 def _where(combination: dict[str, Any]) -> str:

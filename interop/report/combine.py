@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from interop.jsonvalue import dumps_compact, first_difference, shown
@@ -201,108 +202,35 @@ def _passed_whole(document: dict[str, Any]) -> bool | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Shards:
+    """The shard reports being combined, in the order given, each with its shard record
+    (index, count, grid) as `_shard` read it."""
+
+    documents: Sequence[dict[str, Any]]
+    records: list[tuple[int, int, list[str]]]
+
+    def label(self, position: int) -> str:
+        """`shard K/N` of the document at `position` (0-based), as messages name it."""
+        index, total, _ = self.records[position]
+        return f"shard {index}/{total}"
+
+
 def combine(documents: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The report the unsharded run would have written, from every shard's report."""
     if not documents:
         raise CombineError("no shard reports to combine")
-    shards = [_shard(position, d) for position, d in enumerate(documents, 1)]
+    shards = _Shards(documents, [_shard(position, d) for position, d in enumerate(documents, 1)])
     first = documents[0]
-
-    versions = {d.get("reportVersion") for d in documents}
-    if len(versions) > 1:
-        each = ", ".join(
-            f"shard {k}/{n}: {d.get('reportVersion')!r}"
-            for (k, n, _), d in zip(shards, documents, strict=True)
-        )
-        raise CombineError(f"the shards have different reportVersions ({each})")
-    if first.get("reportVersion") != REPORT_VERSION:
-        raise CombineError(
-            f"reportVersion {first.get('reportVersion')!r}: this harness combines "
-            f"reportVersion {REPORT_VERSION} only"
-        )
-
-    counts = sorted({n for _, n, _ in shards})
-    if len(counts) > 1:
-        raise CombineError(
-            f"the shards come from different shard counts ({', '.join(map(str, counts))}): "
-            "every shard of one run has the same N"
-        )
-    count = counts[0]
-    where: dict[int, int] = {}
-    for position, (index, _, _) in enumerate(shards, 1):
-        if index in where:
-            raise CombineError(
-                f"shard {index}/{count} is given twice (documents {where[index]} and {position})"
-            )
-        where[index] = position
-    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in where]
-    if missing:
-        raise CombineError(f"shards missing: {', '.join(missing)} (every shard of N is needed)")
-
-    def label(position: int) -> str:
-        index, total, _ = shards[position]
-        return f"shard {index}/{total}"
-
+    _check_versions(shards)
+    _check_indexes(shards)
     facts = [key for key in dict.fromkeys(k for d in documents for k in d) if key not in _DERIVED]
-    for position, document in enumerate(documents[1:], 1):
-        for key in facts:
-            if key not in first or key not in document:
-                has, lacks = (0, position) if key in first else (position, 0)
-                raise CombineError(f"{label(has)} has {key}, {label(lacks)} has none")
-            if first_difference(first[key], document[key]) is not None:
-                detail = _describe_difference(key, first[key], document[key])
-                raise CombineError(
-                    f"{label(position)} differs from {label(0)} in its {key}: {detail}"
-                )
-        if shards[position][2] != shards[0][2]:
-            mine, theirs = set(shards[0][2]), set(shards[position][2])
-            only = sorted(theirs - mine) or sorted(mine - theirs)
-            raise CombineError(
-                f"{label(position)} declares another grid than {label(0)} "
-                f"({len(theirs)} combinations against {len(mine)}; e.g. {_some(only, 3)})"
-            )
-
-    owner: dict[str, int] = {}
-    grid = set(shards[0][2])
-    for position, document in enumerate(documents):
-        for entry in document["combinations"]:
-            key = combination_key(entry)
-            if key in owner:
-                other = "twice" if owner[key] == position else f"and in {label(owner[key])}"
-                raise CombineError(
-                    f"the combination {key} is in {label(position)} {other}: shards overlap"
-                )
-            owner[key] = position
-            if key not in grid:
-                raise CombineError(
-                    f"{label(position)} has the combination {key}, which is not in the "
-                    "declared grid"
-                )
-    absent = sorted(grid - set(owner))
-    if absent:
-        raise CombineError(
-            f"{len(absent)} combinations of the declared grid are in no shard: {_some(absent)}"
-        )
-
-    full = {position: _passed_whole(d) for position, d in enumerate(documents)}
-    if True in full.values() and False in full.values():
-        whole = next(p for p, f in full.items() if f)
-        digests = next(p for p, f in full.items() if f is False)
-        raise CombineError(
-            f"{label(whole)} was written with --full-report, {label(digests)} without"
-        )
-
+    _check_facts(shards, facts)
+    _check_owners(shards)
+    _check_full(shards)
     suites = first.get("suites", [])
     sets = first.get("sets", [])
-    for position, document in enumerate(documents):
-        found = first_difference(
-            document.get("summary"), summarise(suites, sets, document["combinations"]), "summary"
-        )
-        if found is not None:
-            raise CombineError(
-                f"{label(position)}: its summary does not match its combinations "
-                f"({found[0]}: {found[1]!r}, counted {found[2]!r})"
-            )
+    _check_summaries(shards, suites, sets)
     incomplete = [d.get("incomplete") for d in documents]
     if not all(isinstance(flag, bool) for flag in incomplete):
         raise CombineError("a shard's `incomplete` is not true or false")
@@ -317,3 +245,115 @@ def combine(documents: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if "logDir" in first:
         combined["logDir"] = first["logDir"]
     return combined
+
+
+def _check_versions(shards: _Shards) -> None:
+    """Every shard has one reportVersion, the one this harness writes."""
+    documents = shards.documents
+    versions = {d.get("reportVersion") for d in documents}
+    if len(versions) > 1:
+        each = ", ".join(
+            f"shard {k}/{n}: {d.get('reportVersion')!r}"
+            for (k, n, _), d in zip(shards.records, documents, strict=True)
+        )
+        raise CombineError(f"the shards have different reportVersions ({each})")
+    if documents[0].get("reportVersion") != REPORT_VERSION:
+        raise CombineError(
+            f"reportVersion {documents[0].get('reportVersion')!r}: this harness combines "
+            f"reportVersion {REPORT_VERSION} only"
+        )
+
+
+def _check_indexes(shards: _Shards) -> None:
+    """The shards are of one count N, and each of 1..N is given exactly once."""
+    counts = sorted({n for _, n, _ in shards.records})
+    if len(counts) > 1:
+        raise CombineError(
+            f"the shards come from different shard counts ({', '.join(map(str, counts))}): "
+            "every shard of one run has the same N"
+        )
+    count = counts[0]
+    where: dict[int, int] = {}
+    for position, (index, _, _) in enumerate(shards.records, 1):
+        if index in where:
+            raise CombineError(
+                f"shard {index}/{count} is given twice (documents {where[index]} and {position})"
+            )
+        where[index] = position
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in where]
+    if missing:
+        raise CombineError(f"shards missing: {', '.join(missing)} (every shard of N is needed)")
+
+
+def _check_facts(shards: _Shards, facts: list[str]) -> None:
+    """Every shard has the first's run facts (`facts`, each present in all or none) and
+    declares its grid."""
+    first, records = shards.documents[0], shards.records
+    for position, document in enumerate(shards.documents[1:], 1):
+        for key in facts:
+            if key not in first or key not in document:
+                has, lacks = (0, position) if key in first else (position, 0)
+                raise CombineError(f"{shards.label(has)} has {key}, {shards.label(lacks)} has none")
+            if first_difference(first[key], document[key]) is not None:
+                detail = _describe_difference(key, first[key], document[key])
+                raise CombineError(
+                    f"{shards.label(position)} differs from {shards.label(0)} in its {key}: "
+                    f"{detail}"
+                )
+        if records[position][2] != records[0][2]:
+            mine, theirs = set(records[0][2]), set(records[position][2])
+            only = sorted(theirs - mine) or sorted(mine - theirs)
+            raise CombineError(
+                f"{shards.label(position)} declares another grid than {shards.label(0)} "
+                f"({len(theirs)} combinations against {len(mine)}; e.g. {_some(only, 3)})"
+            )
+
+
+def _check_owners(shards: _Shards) -> None:
+    """Each combination of the declared grid is in exactly one shard, and no shard has
+    one outside it."""
+    owner: dict[str, int] = {}
+    grid = set(shards.records[0][2])
+    for position, document in enumerate(shards.documents):
+        for entry in document["combinations"]:
+            key = combination_key(entry)
+            if key in owner:
+                other = "twice" if owner[key] == position else f"and in {shards.label(owner[key])}"
+                raise CombineError(
+                    f"the combination {key} is in {shards.label(position)} {other}: shards overlap"
+                )
+            owner[key] = position
+            if key not in grid:
+                raise CombineError(
+                    f"{shards.label(position)} has the combination {key}, which is not in the "
+                    "declared grid"
+                )
+    absent = sorted(grid - set(owner))
+    if absent:
+        raise CombineError(
+            f"{len(absent)} combinations of the declared grid are in no shard: {_some(absent)}"
+        )
+
+
+def _check_full(shards: _Shards) -> None:
+    """No shard was written with --full-report while another was written without."""
+    full = {position: _passed_whole(d) for position, d in enumerate(shards.documents)}
+    if True in full.values() and False in full.values():
+        whole = next(p for p, f in full.items() if f)
+        digests = next(p for p, f in full.items() if f is False)
+        raise CombineError(
+            f"{shards.label(whole)} was written with --full-report, {shards.label(digests)} without"
+        )
+
+
+def _check_summaries(shards: _Shards, suites: Any, sets: Any) -> None:
+    """Each shard's summary is the one its own combinations give (`summarise`)."""
+    for position, document in enumerate(shards.documents):
+        found = first_difference(
+            document.get("summary"), summarise(suites, sets, document["combinations"]), "summary"
+        )
+        if found is not None:
+            raise CombineError(
+                f"{shards.label(position)}: its summary does not match its combinations "
+                f"({found[0]}: {found[1]!r}, counted {found[2]!r})"
+            )

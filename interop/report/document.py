@@ -21,6 +21,7 @@ the digest still shows a changed actual in a later diff.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from interop.grid import Combination
@@ -41,6 +42,16 @@ def _counts(statuses: list[str]) -> dict[str, int]:
     return {str(status): counted.get(str(status), 0) for status in STATUSES}
 
 
+@dataclass
+class _Listed:
+    """The rows a document lists, as (suite, status): those of its combinations' results
+    (`listed`), and those of its combinations never judged (`skipped`: inapplicable or
+    not run, their suite's rows counted apart)."""
+
+    listed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
 def build_document(
     outcomes: list[Outcome],
     meta: dict[str, Any],
@@ -52,51 +63,89 @@ def build_document(
     """The report as a JSON value. `meta` holds only deterministic run facts; `sets`
     describes each scenario set, its `rows` being (id, expectation) in file order."""
     order = {(s["suite"], s["name"]): [row_id for row_id, _ in s["rows"]] for s in sets}
-    combinations: list[dict[str, Any]] = []
-    listed: list[tuple[str, str]] = []
-    skipped: list[tuple[str, str]] = []
-    for outcome in sorted(outcomes, key=lambda o: (o.suite, o.combination)):
-        by_set: dict[str, dict[str, RowVerdict]] = {}
-        for row in outcome.rows:
-            by_set.setdefault(row.set, {})[row.id] = row
-        results: dict[str, Any] = {}
-        for set_name, rows in sorted(by_set.items()):
-            ids = order.get((outcome.suite, set_name), sorted(rows))
-            listed.extend((outcome.suite, str(rows[i].status)) for i in ids if i in rows)
-            entry: dict[str, Any] = {
-                "digests": [
-                    rows[i].as_json()["digest"]
-                    if i in rows and rows[i].status == Status.PASSED and not full
-                    else None
-                    for i in ids
-                ],
-                "rows": [
-                    rows[i].as_json(full=full)
-                    for i in ids
-                    if i in rows and (full or rows[i].status != Status.PASSED)
-                ],
-            }
-            results[set_name] = entry
-        status = outcome.status
-        if status in (Status.INAPPLICABLE, Status.NOT_RUN):
-            skipped.extend([(outcome.suite, str(status))] * outcome.skipped_rows)
-        combination: dict[str, Any] = {
-            "suite": outcome.suite,
-            **outcome.combination.as_json(),
-            "status": str(status),
-            "errors": sorted(
-                (e.as_json() for e in outcome.errors),
-                key=lambda e: (e["stage"], e["class"], e["message"]),
-            ),
-            "counts": _counts([str(r.status) for r in outcome.rows]),
-            "results": results,
+    counted = _Listed()
+    combinations = [
+        _combination(outcome, order, full, counted)
+        for outcome in sorted(outcomes, key=lambda o: (o.suite, o.combination))
+    ]
+    return {
+        "reportVersion": REPORT_VERSION,
+        **meta,
+        "incomplete": incomplete,
+        "summary": _summary(meta, combinations, counted),
+        "sets": [
+            {**s, "rows": [{"id": row_id, "expected": expected} for row_id, expected in s["rows"]]}
+            for s in sets
+        ],
+        "combinations": combinations,
+    }
+
+
+def _combination(
+    outcome: Outcome, order: dict[tuple[str, str], list[str]], full: bool, counted: _Listed
+) -> dict[str, Any]:
+    """One combination's entry: its status, errors (sorted), row counts, results per set,
+    the reason it did not run and the shapes it saw; its rows added to `counted`."""
+    results = _results(outcome, order, full, counted)
+    status = outcome.status
+    if status in (Status.INAPPLICABLE, Status.NOT_RUN):
+        counted.skipped.extend([(outcome.suite, str(status))] * outcome.skipped_rows)
+    combination: dict[str, Any] = {
+        "suite": outcome.suite,
+        **outcome.combination.as_json(),
+        "status": str(status),
+        "errors": sorted(
+            (e.as_json() for e in outcome.errors),
+            key=lambda e: (e["stage"], e["class"], e["message"]),
+        ),
+        "counts": _counts([str(r.status) for r in outcome.rows]),
+        "results": results,
+    }
+    reason = outcome.inapplicable or outcome.not_run
+    if reason is not None:
+        combination["reason"] = reason
+    if outcome.shapes:
+        combination["shapes"] = dict(sorted(outcome.shapes.items()))
+    return combination
+
+
+def _results(
+    outcome: Outcome, order: dict[tuple[str, str], list[str]], full: bool, counted: _Listed
+) -> dict[str, Any]:
+    """Per set (sorted by name), in the set's row order (a set the report does not
+    describe: sorted ids): `digests`, one per row (a passed row's, `null` for a row that
+    did not pass or with `full`), and the rows listed whole (those that did not pass;
+    every row with `full`)."""
+    by_set: dict[str, dict[str, RowVerdict]] = {}
+    for row in outcome.rows:
+        by_set.setdefault(row.set, {})[row.id] = row
+    results: dict[str, Any] = {}
+    for set_name, rows in sorted(by_set.items()):
+        ids = order.get((outcome.suite, set_name), sorted(rows))
+        counted.listed.extend((outcome.suite, str(rows[i].status)) for i in ids if i in rows)
+        entry: dict[str, Any] = {
+            "digests": [
+                rows[i].as_json()["digest"]
+                if i in rows and rows[i].status == Status.PASSED and not full
+                else None
+                for i in ids
+            ],
+            "rows": [
+                rows[i].as_json(full=full)
+                for i in ids
+                if i in rows and (full or rows[i].status != Status.PASSED)
+            ],
         }
-        reason = outcome.inapplicable or outcome.not_run
-        if reason is not None:
-            combination["reason"] = reason
-        if outcome.shapes:
-            combination["shapes"] = dict(sorted(outcome.shapes.items()))
-        combinations.append(combination)
+        results[set_name] = entry
+    return results
+
+
+def _summary(
+    meta: dict[str, Any], combinations: list[dict[str, Any]], counted: _Listed
+) -> dict[str, Any]:
+    """Counts of the combinations, of the rows listed and of the rows not judged, in all
+    and per suite (the run's suites in order, then any other a combination names)."""
+    listed, skipped = counted.listed, counted.skipped
     names = list(dict.fromkeys([*meta.get("suites", []), *(c["suite"] for c in combinations)]))
     per_suite = {
         name: {
@@ -107,20 +156,10 @@ def build_document(
         for name in names
     }
     return {
-        "reportVersion": REPORT_VERSION,
-        **meta,
-        "incomplete": incomplete,
-        "summary": {
-            "combinations": _counts([c["status"] for c in combinations]),
-            "rows": _counts([status for _, status in listed]),
-            "rowsNotJudged": _counts([status for _, status in skipped]),
-            "suites": per_suite,
-        },
-        "sets": [
-            {**s, "rows": [{"id": row_id, "expected": expected} for row_id, expected in s["rows"]]}
-            for s in sets
-        ],
-        "combinations": combinations,
+        "combinations": _counts([c["status"] for c in combinations]),
+        "rows": _counts([status for _, status in listed]),
+        "rowsNotJudged": _counts([status for _, status in skipped]),
+        "suites": per_suite,
     }
 
 

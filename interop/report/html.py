@@ -22,6 +22,8 @@ rendered one by one: they are counted from the digests.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -705,59 +707,10 @@ def _coverage(coverage: Any) -> str:
     }
     parts = ["<section id='coverage'><h2>Coverage by requirement</h2>"]
     failures: dict[str, list[str]] = {"MUST": [], "other": []}
-    tables: list[str] = []
-    for adapter, roles in sorted(coverage["byAdapter"].items()):
-        if not isinstance(roles, dict):
-            continue
-        for role in ("client", "server"):
-            entry = roles.get(role)
-            if not isinstance(entry, dict):
-                continue
-            judged = entry.get("requirements") or {}
-            if not isinstance(judged, dict):
-                continue
-            rows = []
-            tally: dict[str, int] = {}
-            for rid, status in sorted(judged.items()):
-                info = requirements.get(str(rid), {})
-                level = str(info.get("level", ""))
-                title = str(info.get("title", ""))
-                tally[str(status)] = tally.get(str(status), 0) + 1
-                if status == "failed":
-                    where = "MUST" if level.upper().startswith("MUST") else "other"
-                    failures[where].append(
-                        f"<li><b>{escape(str(adapter))}</b> as {role}: <code>{escape(str(rid))}"
-                        f"</code> ({escape(level or '?')}) {escape(title)}</li>"
-                    )
-                rows.append(
-                    f"<tr><td><code>{escape(str(rid))}</code></td><td>{escape(level)}</td>"
-                    f"<td class='{escape(str(status))}'>{escape(str(status))}</td>"
-                    f"<td>{escape(title)}</td><td><code>{escape(_stated(info))}</code></td></tr>"
-                )
-            features = entry.get("features") or {}
-            feature_rows = []
-            if isinstance(features, dict):
-                feature_rows = [
-                    f"<tr><td><code>{escape(str(f))}</code></td>"
-                    f"<td class='{escape(str(st))}'>{escape(str(st))}</td></tr>"
-                    for f, st in sorted(features.items())
-                ]
-            summary = ", ".join(f"{n} {escape(k)}" for k, n in sorted(tally.items()))
-            tables.append(
-                f"<details class='coverage-table'><summary><b>{escape(str(adapter))}</b> as {role}"
-                f": {summary or 'nothing judged'}</summary>"
-                "<table><tr><th>requirement</th><th>level</th><th>status</th><th>title</th>"
-                "<th>stated in</th></tr>"
-                + "".join(rows)
-                + "</table>"
-                + (
-                    "<details><summary>features</summary><table><tr><th>feature</th>"
-                    "<th>status</th></tr>" + "".join(feature_rows) + "</table></details>"
-                    if feature_rows
-                    else ""
-                )
-                + "</details>"
-            )
+    tables = [
+        _coverage_table(adapter, role, entry, requirements, failures)
+        for adapter, role, entry in _judged_roles(coverage["byAdapter"])
+    ]
     parts.append("<h3>MUST failures</h3>")
     parts.append(
         f"<ul class='must-failures'>{''.join(failures['MUST'])}</ul>"
@@ -779,6 +732,80 @@ def _coverage(coverage: Any) -> str:
         parts.append("</ul>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _judged_roles(by_adapter: dict[Any, Any]) -> Iterator[tuple[Any, str, dict[str, Any]]]:
+    """(adapter, role, its entry) for each adapter (sorted) and role (client, server)
+    whose entry is an object with its requirements' verdicts an object (or none)."""
+    for adapter, roles in sorted(by_adapter.items()):
+        if not isinstance(roles, dict):
+            continue
+        for role in ("client", "server"):
+            entry = roles.get(role)
+            if not isinstance(entry, dict):
+                continue
+            if not isinstance(entry.get("requirements") or {}, dict):
+                continue
+            yield adapter, role, entry
+
+
+def _coverage_table(
+    adapter: Any,
+    role: str,
+    entry: dict[str, Any],
+    requirements: dict[str, Any],
+    failures: dict[str, list[str]],
+) -> str:
+    """One adapter's table in one role: each requirement judged (level, status, title,
+    where stated), a tally in its summary, and its features' statuses folded apart;
+    each failed requirement listed in `failures` (MUST, or other)."""
+    judged = entry.get("requirements") or {}
+    rows = []
+    tally: dict[str, int] = {}
+    for rid, status in sorted(judged.items()):
+        info = requirements.get(str(rid), {})
+        level = str(info.get("level", ""))
+        title = str(info.get("title", ""))
+        tally[str(status)] = tally.get(str(status), 0) + 1
+        if status == "failed":
+            where = "MUST" if level.upper().startswith("MUST") else "other"
+            failures[where].append(
+                f"<li><b>{escape(str(adapter))}</b> as {role}: <code>{escape(str(rid))}"
+                f"</code> ({escape(level or '?')}) {escape(title)}</li>"
+            )
+        rows.append(
+            f"<tr><td><code>{escape(str(rid))}</code></td><td>{escape(level)}</td>"
+            f"<td class='{escape(str(status))}'>{escape(str(status))}</td>"
+            f"<td>{escape(title)}</td><td><code>{escape(_stated(info))}</code></td></tr>"
+        )
+    feature_rows = _feature_rows(entry.get("features") or {})
+    summary = ", ".join(f"{n} {escape(k)}" for k, n in sorted(tally.items()))
+    return (
+        f"<details class='coverage-table'><summary><b>{escape(str(adapter))}</b> as {role}"
+        f": {summary or 'nothing judged'}</summary>"
+        "<table><tr><th>requirement</th><th>level</th><th>status</th><th>title</th>"
+        "<th>stated in</th></tr>"
+        + "".join(rows)
+        + "</table>"
+        + (
+            "<details><summary>features</summary><table><tr><th>feature</th>"
+            "<th>status</th></tr>" + "".join(feature_rows) + "</table></details>"
+            if feature_rows
+            else ""
+        )
+        + "</details>"
+    )
+
+
+def _feature_rows(features: Any) -> list[str]:
+    """A row per feature (sorted) and its status; none when `features` is no object."""
+    if not isinstance(features, dict):
+        return []
+    return [
+        f"<tr><td><code>{escape(str(f))}</code></td>"
+        f"<td class='{escape(str(st))}'>{escape(str(st))}</td></tr>"
+        for f, st in sorted(features.items())
+    ]
 
 
 def _stated(info: dict[str, Any]) -> str:
@@ -892,13 +919,70 @@ def _rules_of(
     return found
 
 
+@dataclass
+class _Page:
+    """What the page's data is built from, and what it gathers once over every
+    combination: the report, each status's code, the report's sets with their index
+    by (suite, name), each row's position in its set by suite and (set, id), each
+    set's rows as its file holds them (None when unreadable), the logs folder; each
+    failing row's scenario once (`scenarios`, by `set/id`) and each log's tail once
+    (`logs`, by path relative to the logs folder)."""
+
+    document: dict[str, Any]
+    code: dict[str, int]
+    sets: list[dict[str, Any]]
+    index: dict[tuple[str, str], int]
+    places: dict[str, dict[tuple[str, str], int]]
+    loaded: list[dict[str, Any] | None]
+    logs_dir: Path | None
+    scenarios: dict[str, Any] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+
+    def language(self, name: str) -> str:
+        """An adapter's language, as the report names it ('' when it does not)."""
+        info = (self.document.get("adapters") or {}).get(name)
+        return str(info.get("language", "")) if isinstance(info, dict) else ""
+
+
 def _data(
     document: dict[str, Any], statuses: list[str], root: Path, logs_dir: Path | None
 ) -> dict[str, Any]:
     """What the page's script needs: sets with tag indexes, combinations, failing rows."""
-    code = {s: i for i, s in enumerate(statuses)}
     sets = document.get("sets") or []
-    index = {(s["suite"], s["name"]): i for i, s in enumerate(sets)}
+    set_data, loaded, tags = _set_data(sets, root)
+    page = _Page(
+        document,
+        {s: i for i, s in enumerate(statuses)},
+        sets,
+        {(s["suite"], s["name"]): i for i, s in enumerate(sets)},
+        _places(sets),
+        loaded,
+        logs_dir,
+    )
+    combos = [_combo_data(page, c) for c in document.get("combinations", [])]
+    harness = logs_dir / "harness.log" if logs_dir else None
+    return {
+        "statuses": statuses,
+        "suites": list(dict.fromkeys([*document.get("suites", []), *(c["suite"] for c in combos)])),
+        "languages": sorted({lang for c in combos for lang in c["langs"] if lang}),
+        "tags": sorted(tags),
+        "sets": set_data,
+        "combos": combos,
+        "scenarios": page.scenarios,
+        "logs": page.logs,
+        "logDir": logs_dir.name if logs_dir else str(document.get("logDir", "logs")),
+        "logsNote": "" if logs_dir else "No logs embedded (the page was built without them).",
+        "harnessLog": _tail(harness) if harness and harness.is_file() else "",
+        "mark": ROW_ID_MARK,
+    }
+
+
+def _set_data(
+    sets: list[dict[str, Any]], root: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any] | None], set[str]]:
+    """Each set for the script (suite, name, file, its rows' positions by tag, why its
+    file is missing), each set's rows as its file holds them (each file read once),
+    and every tag."""
     files: dict[str, tuple[dict[str, Any] | None, str]] = {}
     set_data: list[dict[str, Any]] = []
     loaded: list[dict[str, Any] | None] = []
@@ -920,103 +1004,105 @@ def _data(
         if rows is None:
             entry["missing"] = why
         set_data.append(entry)
-    adapters = document.get("adapters") or {}
+    return set_data, loaded, tags
 
-    def language(name: str) -> str:
-        info = adapters.get(name)
-        return str(info.get("language", "")) if isinstance(info, dict) else ""
 
+def _places(sets: list[dict[str, Any]]) -> dict[str, dict[tuple[str, str], int]]:
+    """Each row's position in its set, by suite and (set name, row id)."""
     places: dict[str, dict[tuple[str, str], int]] = {}
     for s in sets:
         mine = places.setdefault(s["suite"], {})
         for i, row in enumerate(s.get("rows", [])):
             mine[(s["name"], str(row["id"]))] = i
-    scenarios: dict[str, Any] = {}
-    logs: dict[str, str] = {}
-    combos: list[dict[str, Any]] = []
-    for c in document.get("combinations", []):
-        suite = c["suite"]
-        n: dict[str, int] = {}
-        bad: dict[str, list[list[int]]] = {}
-        failing: list[dict[str, Any]] = []
-        positions = places.get(suite, {})
-        for set_name, result in (c.get("results") or {}).items():
-            if (suite, set_name) in index:
-                n[str(index[(suite, set_name)])] = len(result.get("digests", []))
-        for row in rows_of(document, c):
-            si = index.get((suite, row["set"]))
-            at = positions.get((row["set"], str(row["id"])))
-            if si is None or at is None or row.get("status") == "passed":
-                continue
-            bad.setdefault(str(si), []).append([at, code.get(str(row["status"]), 0)])
-            item = {"s": si, "i": at, "id": str(row["id"]), "status": str(row["status"])}
-            for key in ("error", "adapterStatus", "actual"):
-                if key in row:
-                    item[key] = row[key]
-            diagnostics = row.get("diagnostics") or {}
-            if isinstance(diagnostics.get("notAssertedForV1"), list):
-                item["unasserted"] = diagnostics["notAssertedForV1"]
-            if isinstance(diagnostics.get("bundle"), str):
-                item["bundle"] = diagnostics["bundle"]
-            rules = _rules_of(document, c, row)
-            if rules:
-                item["rules"] = rules
-            failing.append(item)
-            scenario_key = f"{si}/{row['id']}"
-            if scenario_key not in scenarios:
-                raw = (loaded[si] or {}).get(str(row["id"]))
-                shown: dict[str, Any] = {"expected": row.get("expected")}
-                if isinstance(raw, dict):
-                    if _exchange_rows(suite) and "request" in raw:
-                        shown["kind"] = "core"
-                        shown["row"] = {
-                            k: raw[k] for k in ("request", "response", "tags") if k in raw
-                        }
-                    else:
-                        shown["kind"] = "row"
-                        shown["row"] = raw
-                scenarios[scenario_key] = shown
-        rerun = {}
-        for s in sets:
-            if s["suite"] == suite:
-                template = {"id": ROW_ID_MARK, "set": s["name"]}
-                rerun[str(index[(suite, s["name"])])] = rerun_command(document, c, template)
-        names = {s["name"] for s in sets if s["suite"] == suite}
-        combos.append(
-            {
-                "key": combo_key(c),
-                "suite": suite,
-                "client": c["client"],
-                "server": c["server"],
-                "transport": c["transport"],
-                "auth": c["auth"],
-                "status": str(c["status"]),
-                "reason": c.get("reason", ""),
-                "errors": c.get("errors", []),
-                "counts": c.get("counts", {}),
-                "langs": [language(c["client"]), language(c["server"])],
-                "n": n,
-                "rows": bad,
-                "failing": failing,
-                "rerun": rerun,
-                "logs": _log_files(logs_dir, c, names, logs) if logs_dir else [],
-            }
-        )
-    harness = logs_dir / "harness.log" if logs_dir else None
+    return places
+
+
+def _combo_data(page: _Page, c: dict[str, Any]) -> dict[str, Any]:
+    """One combination for the script: its axes, status, errors and counts, its sets'
+    row counts (`n`, by set index), its failing rows (`rows`: position and status code
+    by set index; `failing`: each whole), a re-run command per set and its logs."""
+    suite = c["suite"]
+    n: dict[str, int] = {}
+    for set_name, result in (c.get("results") or {}).items():
+        if (suite, set_name) in page.index:
+            n[str(page.index[(suite, set_name)])] = len(result.get("digests", []))
+    bad, failing = _failing(page, c)
+    rerun = {}
+    for s in page.sets:
+        if s["suite"] == suite:
+            template = {"id": ROW_ID_MARK, "set": s["name"]}
+            rerun[str(page.index[(suite, s["name"])])] = rerun_command(page.document, c, template)
+    names = {s["name"] for s in page.sets if s["suite"] == suite}
     return {
-        "statuses": statuses,
-        "suites": list(dict.fromkeys([*document.get("suites", []), *(c["suite"] for c in combos)])),
-        "languages": sorted({lang for c in combos for lang in c["langs"] if lang}),
-        "tags": sorted(tags),
-        "sets": set_data,
-        "combos": combos,
-        "scenarios": scenarios,
-        "logs": logs,
-        "logDir": logs_dir.name if logs_dir else str(document.get("logDir", "logs")),
-        "logsNote": "" if logs_dir else "No logs embedded (the page was built without them).",
-        "harnessLog": _tail(harness) if harness and harness.is_file() else "",
-        "mark": ROW_ID_MARK,
+        "key": combo_key(c),
+        "suite": suite,
+        "client": c["client"],
+        "server": c["server"],
+        "transport": c["transport"],
+        "auth": c["auth"],
+        "status": str(c["status"]),
+        "reason": c.get("reason", ""),
+        "errors": c.get("errors", []),
+        "counts": c.get("counts", {}),
+        "langs": [page.language(c["client"]), page.language(c["server"])],
+        "n": n,
+        "rows": bad,
+        "failing": failing,
+        "rerun": rerun,
+        "logs": _log_files(page.logs_dir, c, names, page.logs) if page.logs_dir else [],
     }
+
+
+def _failing(
+    page: _Page, c: dict[str, Any]
+) -> tuple[dict[str, list[list[int]]], list[dict[str, Any]]]:
+    """The combination's rows that did not pass (and whose set and position the report
+    describes): [position, status code] by set index, and each row for the script
+    (its error, adapter status, actual, unasserted v1 paths, repro bundle and the
+    rules charged); each row's scenario noted once in `page.scenarios`."""
+    suite = c["suite"]
+    positions = page.places.get(suite, {})
+    bad: dict[str, list[list[int]]] = {}
+    failing: list[dict[str, Any]] = []
+    for row in rows_of(page.document, c):
+        si = page.index.get((suite, row["set"]))
+        at = positions.get((row["set"], str(row["id"])))
+        if si is None or at is None or row.get("status") == "passed":
+            continue
+        bad.setdefault(str(si), []).append([at, page.code.get(str(row["status"]), 0)])
+        item = {"s": si, "i": at, "id": str(row["id"]), "status": str(row["status"])}
+        for key in ("error", "adapterStatus", "actual"):
+            if key in row:
+                item[key] = row[key]
+        diagnostics = row.get("diagnostics") or {}
+        if isinstance(diagnostics.get("notAssertedForV1"), list):
+            item["unasserted"] = diagnostics["notAssertedForV1"]
+        if isinstance(diagnostics.get("bundle"), str):
+            item["bundle"] = diagnostics["bundle"]
+        rules = _rules_of(page.document, c, row)
+        if rules:
+            item["rules"] = rules
+        failing.append(item)
+        _note_scenario(page, suite, si, row)
+    return bad, failing
+
+
+def _note_scenario(page: _Page, suite: str, si: int, row: dict[str, Any]) -> None:
+    """A failing row's scenario, once per `set index/id`: its expectation and, when its
+    file holds it, the row (a suite of exchange rows: its request, response and tags)."""
+    scenario_key = f"{si}/{row['id']}"
+    if scenario_key in page.scenarios:
+        return
+    raw = (page.loaded[si] or {}).get(str(row["id"]))
+    shown: dict[str, Any] = {"expected": row.get("expected")}
+    if isinstance(raw, dict):
+        if _exchange_rows(suite) and "request" in raw:
+            shown["kind"] = "core"
+            shown["row"] = {k: raw[k] for k in ("request", "response", "tags") if k in raw}
+        else:
+            shown["kind"] = "row"
+            shown["row"] = raw
+    page.scenarios[scenario_key] = shown
 
 
 BASELINE_SHOWN = 50  # entries listed per section of the baseline diff

@@ -100,7 +100,6 @@ def run_client(
     tokens: never in a file) and the schema its config must satisfy.
     """
     home = ctx.unique(f"client-{adapter.name}")
-    owner = f"client:{home.name}"
     report_file = home / "report.json"
     client_auth, tls = ctx.trust.client_auth(auth, ctx.profile)
     config: dict[str, Any] = {
@@ -123,20 +122,51 @@ def run_client(
     if problem is not None:  # the harness's own slip: never hand an adapter a bad config
         raise ValueError(f"client config {problem}")
     config_path = write_json(home / "client-config.json", config)
-    log = home / "client.log"
-    command = [*adapter.commands[command_key], "--config", str(config_path)]
+    launch = _Launch(
+        command=[*adapter.commands[command_key], "--config", str(config_path)],
+        owner=f"client:{home.name}",
+        log=home / "client.log",
+        env=env,
+    )
+    started = time.monotonic()
+    exit_code, errors = _run(ctx, adapter, stage, launch)
+    seconds = time.monotonic() - started
+    report = _read_report(report_file, home, stage, errors)
+    return ClientRun(
+        report=report, exit_code=exit_code, errors=errors, log=launch.log, seconds=seconds
+    )
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """One client process to start: its command, the owner its processes are marked
+    with (every one of them is killed when it ends), its log, and the environment
+    variables it is handed besides ours (None: ours only)."""
+
+    command: list[str]
+    owner: str
+    log: Path
+    env: dict[str, str] | None
+
+
+def _run(
+    ctx: RunContext, adapter: Adapter, stage: str, launch: _Launch
+) -> tuple[int | None, list[CombinationError]]:
+    """Start the client and wait for it under its watchdog; its exit code (None when it
+    did not exit) and what went wrong: ClientTimeout, ProcessLeak (a process of its own
+    still running a second after it exited), ClientSpawn, Cancelled. Whatever it
+    leaves running is killed, however it ends."""
     errors: list[CombinationError] = []
     exit_code: int | None = None
-    started = time.monotonic()
     try:
         spawned = ctx.registry.spawn(
-            command,
+            launch.command,
             cwd=adapter.directory,
-            owner=owner,
+            owner=launch.owner,
             adapter=adapter.name,
             label="client",
-            log_path=log,
-            env={**os.environ, **env} if env else None,
+            log_path=launch.log,
+            env={**os.environ, **launch.env} if launch.env else None,
         )
         try:
             exit_code = process.wait_exit(spawned, ctx.timeouts.client)
@@ -144,7 +174,7 @@ def run_client(
             errors.append(CombinationError(stage, "ClientTimeout", str(exc)))
         finally:
             spawned.close()
-        leftovers = process.owned_processes(owner)
+        leftovers = process.owned_processes(launch.owner)
         if leftovers and exit_code is not None:
             _, alive = psutil.wait_procs(leftovers, timeout=1.0)
             if alive:
@@ -157,15 +187,21 @@ def run_client(
     except OSError as exc:
         errors.append(
             CombinationError(
-                stage, "ClientSpawn", process.spawn_failure("client", command, adapter, exc)
+                stage, "ClientSpawn", process.spawn_failure("client", launch.command, adapter, exc)
             )
         )
     except process.RunCancelled as exc:
         errors.append(CombinationError(stage, "Cancelled", str(exc)))
     finally:
-        process.kill_owner(owner)
-        ctx.registry.owner_exit(owner)
-    seconds = time.monotonic() - started
+        process.kill_owner(launch.owner)
+        ctx.registry.owner_exit(launch.owner)
+    return exit_code, errors
+
+
+def _read_report(report_file: Path, home: Path, stage: str, errors: list[CombinationError]) -> Any:
+    """The client's report, None when it wrote none or an unreadable one: ReportMalformed
+    (its folder named `<client>`), or ReportMissing unless something already went wrong,
+    appended to `errors`."""
     report: Any = None
     if report_file.exists():
         try:
@@ -176,4 +212,4 @@ def run_client(
             )
     elif not errors:
         errors.append(CombinationError(stage, "ReportMissing", "the client wrote no report"))
-    return ClientRun(report=report, exit_code=exit_code, errors=errors, log=log, seconds=seconds)
+    return report
