@@ -83,6 +83,28 @@ class StepRun:
         return self.run.exit_code if self.run is not None and blind else None
 
 
+@dataclass(frozen=True)
+class StepSet:
+    """One set's step run, as `run_step_client` was asked for it."""
+
+    suite: str
+    set_name: str
+    server_file: Path
+    client_file: Path
+    extra: dict[str, Any]
+    client_schema: str
+    receipts_schema: str
+    server_extra: dict[str, Any]
+    env: dict[str, str] | None
+    upload: dict[str, Any] | None
+    request_ids: set[str] | None
+    ready: Ready | None
+
+    @property
+    def stage(self) -> str:
+        return f"client[{self.set_name}]"
+
+
 def run_step_client(
     ctx: RunContext,
     combination: Combination,
@@ -107,99 +129,140 @@ def run_step_client(
     are the ids the rows send (a recheck holds the record of those to the wire).
     `ready(server, relays)`, over HTTP, runs once the server is up and before the
     client starts: it may add to `extra` and return another client file."""
-    client, server_adapter = adapters[combination.client], adapters[combination.server]
-    stage = f"client[{set_name}]"
-    server_extra = {**(server_extra or {}), "suite": suite}
+    spec = StepSet(
+        suite, set_name, server_file, client_file, extra, client_schema, receipts_schema,
+        {**(server_extra or {}), "suite": suite}, env, upload, request_ids, ready,
+    )  # fmt: skip
     step = StepRun(run=None, entries=None)
     if combination.transport == "http":
-        server = Server(
-            ctx,
-            server_adapter,
-            "http",
-            combination.auth,
-            server_file,
-            command_key="lifecycleServer",
-            extra=server_extra,
-        )
-        step.server = server
-        try:
-            server.start()
-        except ServerStartError as exc:
-            step.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
-            return step
-        if upload is not None and server.upload_endpoint is None:
-            step.errors.append(
-                CombinationError(
-                    "server-start",
-                    "ReadinessMalformed",
-                    f"a {suite} server's readiness needs uploadEndpoint",
-                )
-            )
-            return step
-        relays = Relays(
-            ctx,
-            combination.auth,
-            server.endpoint,
-            server.control,
-            server.upload_endpoint if upload is not None else None,
-            upload_token(upload, env),
-        )
-        if upload is not None:
-            upload["endpoint"] = relays.upload
-        if ready is not None:
-            client_file = ready(server, relays) or client_file
-        try:
-            step.run = run_client(
-                ctx,
-                client,
-                stage=stage,
-                scenario_file=client_file,
-                transport="http",
-                auth=combination.auth,
-                endpoint=relays.endpoint,
-                command_key="lifecycleClient",
-                extra={**extra, "controlEndpoint": relays.control},
-                env=env,
-                schema=client_schema,
-            )
-        finally:
-            step.entries, receipt_errors, step.contradictions = read_against_wire(
-                ctx,
-                relays,
-                lambda: server.entries(receipts_schema),
-                combination.key,
-                set_name,
-                request_ids,
-            )
-        if receipt_errors and server.exit_description() is not None:
-            receipt_errors = [
-                CombinationError("server", "ServerExit", f"the server {server.exit_description()}")
-            ]
-        step.errors += receipt_errors
+        if not _http_run(ctx, combination, adapters, spec, step):
+            return step  # the server never came up: no client ran
     else:
-        keys, wire_log = stdio_server(
-            ctx, server_adapter, server_file, command_key="lifecycleServer", extra=server_extra
-        )
-        step.run = run_client(
-            ctx,
-            client,
-            stage=stage,
-            scenario_file=client_file,
-            transport="stdio",
-            auth="none",
-            stdio_server=keys,
-            command_key="lifecycleClient",
-            extra=extra,
-            env=env,
-            schema=client_schema,
-        )
-        step.entries = reported_entries(step.run.report)
-        if ctx.capture:
-            frames = keep_stdio_frames(ctx, combination.key, set_name, wire_log)
-            step.contradictions = stdio_contradictions(step.entries, frames)
+        _stdio_run(ctx, combination, adapters, spec, step)
+    assert step.run is not None
     ctx.keep_log(step.run.log, f"{combination.key}/client-{set_name}.log")
     step.errors = step.run.errors + step.errors
     return step
+
+
+def _started(
+    ctx: RunContext, combination: Combination, adapter: Adapter, spec: StepSet, step: StepRun
+) -> Server | None:
+    """The set's HTTP server, started (kept in `step.server` to be stopped by the
+    caller); None, with the error in `step.errors`, when it did not come up whole."""
+    server = Server(
+        ctx,
+        adapter,
+        "http",
+        combination.auth,
+        spec.server_file,
+        command_key="lifecycleServer",
+        extra=spec.server_extra,
+    )
+    step.server = server
+    try:
+        server.start()
+    except ServerStartError as exc:
+        step.errors.append(CombinationError("server-start", exc.error_class, str(exc)))
+        return None
+    if spec.upload is not None and server.upload_endpoint is None:
+        message = f"a {spec.suite} server's readiness needs uploadEndpoint"
+        step.errors.append(CombinationError("server-start", "ReadinessMalformed", message))
+        return None
+    return server
+
+
+def _http_run(
+    ctx: RunContext,
+    combination: Combination,
+    adapters: dict[str, Adapter],
+    spec: StepSet,
+    step: StepRun,
+) -> bool:
+    """The client against the server over HTTP, through the recording relays; the
+    server's record read (and, on a recheck, held to the wire). False when the server
+    never came up."""
+    server = _started(ctx, combination, adapters[combination.server], spec, step)
+    if server is None:
+        return False
+    upload = spec.upload
+    relays = Relays(
+        ctx,
+        combination.auth,
+        server.endpoint,
+        server.control,
+        server.upload_endpoint if upload is not None else None,
+        upload_token(upload, spec.env),
+    )
+    if upload is not None:
+        upload["endpoint"] = relays.upload
+    client_file = spec.client_file
+    if spec.ready is not None:
+        client_file = spec.ready(server, relays) or client_file
+    try:
+        step.run = run_client(
+            ctx,
+            adapters[combination.client],
+            stage=spec.stage,
+            scenario_file=client_file,
+            transport="http",
+            auth=combination.auth,
+            endpoint=relays.endpoint,
+            command_key="lifecycleClient",
+            extra={**spec.extra, "controlEndpoint": relays.control},
+            env=spec.env,
+            schema=spec.client_schema,
+        )
+    finally:
+        step.entries, receipt_errors, step.contradictions = read_against_wire(
+            ctx,
+            relays,
+            lambda: server.entries(spec.receipts_schema),
+            combination.key,
+            spec.set_name,
+            spec.request_ids,
+        )
+    if receipt_errors and server.exit_description() is not None:
+        receipt_errors = [
+            CombinationError("server", "ServerExit", f"the server {server.exit_description()}")
+        ]
+    step.errors += receipt_errors
+    return True
+
+
+def _stdio_run(
+    ctx: RunContext,
+    combination: Combination,
+    adapters: dict[str, Adapter],
+    spec: StepSet,
+    step: StepRun,
+) -> None:
+    """The client starting the server itself over stdio: the record is what the client
+    reports it read (on a recheck, held to the lines the relay saw)."""
+    keys, wire_log = stdio_server(
+        ctx,
+        adapters[combination.server],
+        spec.server_file,
+        command_key="lifecycleServer",
+        extra=spec.server_extra,
+    )
+    step.run = run_client(
+        ctx,
+        adapters[combination.client],
+        stage=spec.stage,
+        scenario_file=spec.client_file,
+        transport="stdio",
+        auth="none",
+        stdio_server=keys,
+        command_key="lifecycleClient",
+        extra=spec.extra,
+        env=spec.env,
+        schema=spec.client_schema,
+    )
+    step.entries = reported_entries(step.run.report)
+    if ctx.capture:
+        frames = keep_stdio_frames(ctx, combination.key, spec.set_name, wire_log)
+        step.contradictions = stdio_contradictions(step.entries, frames)
 
 
 def upload_token(upload: dict[str, Any] | None, env: dict[str, str] | None) -> str | None:

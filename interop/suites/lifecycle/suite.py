@@ -28,6 +28,8 @@ from interop.suites.lifecycle import probes
 from interop.suites.lifecycle.scenarios import LifecycleSet, LifecycleSets, load_sets
 from interop.suites.lifecycle.verify import verify_set
 from interop.suites.steps import (
+    StepRun,
+    UploadCredentials,
     contract_v1,
     one_job_each,
     run_sets,
@@ -112,88 +114,10 @@ class LifecycleSuite:
         """One set's client run against a fresh server (`run_step_client`), judged into
         `outcome`; probes the receivers once per combination. Returns whether they have
         been probed (now or before)."""
-        client = adapters[combination.client]
-        transport = combination.transport
-        home = ctx.unique(f"lifecycle-{scenario_set.name}")
         credentials = upload_credentials(ctx)
-        upload = credentials.block()
-        extra: dict[str, Any] = {
-            "suite": "lifecycle",
-            "childPidFile": str(home / "child.json"),
-            "upload": upload,
-            "contentSources": _content_sources(scenario_set, transport),
-        }
-        rows = scenario_set.for_transport(transport)
-        with refusing_port() if transport == "http" else contextlib.nullcontext() as refusing:
-            if refusing is None:
-                extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
-
-            def ready(server: Server, relays: Relays) -> Path | None:
-                """The reserved `unreachable` backend refuses on a held port of the
-                server's scheme; a contract v1 client reads the upload URL in its file."""
-                assert refusing is not None
-                scheme = (server.endpoint or "http:").split(":", 1)[0]
-                port = refusing.getsockname()[1]
-                extra["backends"] = {
-                    "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
-                }
-                if client.blind:
-                    return None
-                return scenario_set.write_with_uploads(
-                    home / "client-v1.json", transport, str(relays.upload)
-                )
-
-            step = run_step_client(
-                ctx,
-                combination,
-                adapters,
-                suite="lifecycle",
-                set_name=scenario_set.name,
-                server_file=scenario_set.write(home / "server.json", transport, blind=True),
-                client_file=scenario_set.write(home / "client.json", transport, blind=client.blind),
-                extra=extra,
-                client_schema="lifecycle-client-config.schema.json",
-                receipts_schema=RECEIPTS,
-                server_extra={"uploadAuth": {"token": credentials.token}},
-                env=credentials.env,
-                upload=upload,
-                request_ids={s.request_id(k) for s in rows for k in s.raw["requests"]},
-                ready=ready,
-            )
-        judged, set_errors = verify_set(
-            scenario_set.name,
-            rows,
-            report=step.report,
-            entries=step.entries,
-            client_exit=step.exit_code(client.blind),
-            language=client.language,
-            blind=client.blind,
-            stage=f"client[{scenario_set.name}]",
-            prior_errors=step.errors,
-        )
-        requests = {s.id: {s.request_id(k) for k in s.raw["requests"]} for s in rows}
-        mark_rows(
-            judged,
-            step.contradictions,
-            transport=transport,
-            ids_of=lambda sid: requests.get(sid, set()),
-        )
-        for row in judged:
-            row.set = scenario_set.origin(row.id)
-        outcome.rows += judged
-        outcome.rows += [
-            RowVerdict(
-                scenario_set.origin(s.id),
-                s.id,
-                Status.INAPPLICABLE,
-                s.expected,
-                error=s.inapplicable_reason,
-            )
-            for s in scenario_set.scenarios
-            if transport not in s.transports
-        ]
-        outcome.errors += set_errors
-        clean = not set_errors and all(r.status != Status.FAILED for r in judged)
+        step = _step_run(ctx, combination, adapters, scenario_set, credentials)
+        clean = _judge(outcome, combination, adapters[combination.client], scenario_set, step)
+        rows = scenario_set.for_transport(combination.transport)
         if step.server is not None and clean and not probed and rows:
             probed = True
             template = rows[0].raw["requests"][next(iter(rows[0].raw["requests"]))]
@@ -208,6 +132,112 @@ class LifecycleSuite:
             )
         stop_server(ctx, outcome, combination, step, scenario_set.name)
         return probed
+
+
+def _step_run(
+    ctx: RunContext,
+    combination: Combination,
+    adapters: dict[str, Adapter],
+    scenario_set: LifecycleSet,
+    credentials: UploadCredentials,
+) -> StepRun:
+    """The set's client run: its upload block and content sources, and the reserved
+    `unreachable` backend (over HTTP a held port that refuses, over stdio a command
+    that does not exist)."""
+    client = adapters[combination.client]
+    transport = combination.transport
+    home = ctx.unique(f"lifecycle-{scenario_set.name}")
+    upload = credentials.block()
+    extra: dict[str, Any] = {
+        "suite": "lifecycle",
+        "childPidFile": str(home / "child.json"),
+        "upload": upload,
+        "contentSources": _content_sources(scenario_set, transport),
+    }
+    rows = scenario_set.for_transport(transport)
+    with refusing_port() if transport == "http" else contextlib.nullcontext() as refusing:
+        if refusing is None:
+            extra["backends"] = {"unreachable": {"command": [str(home / "no-such-backend")]}}
+
+        def ready(server: Server, relays: Relays) -> Path | None:
+            """The reserved `unreachable` backend refuses on a held port of the
+            server's scheme; a contract v1 client reads the upload URL in its file."""
+            assert refusing is not None
+            scheme = (server.endpoint or "http:").split(":", 1)[0]
+            port = refusing.getsockname()[1]
+            extra["backends"] = {
+                "unreachable": {"endpoint": f"{scheme}://127.0.0.1:{port}/intercept"}
+            }
+            if client.blind:
+                return None
+            return scenario_set.write_with_uploads(
+                home / "client-v1.json", transport, str(relays.upload)
+            )
+
+        return run_step_client(
+            ctx,
+            combination,
+            adapters,
+            suite="lifecycle",
+            set_name=scenario_set.name,
+            server_file=scenario_set.write(home / "server.json", transport, blind=True),
+            client_file=scenario_set.write(home / "client.json", transport, blind=client.blind),
+            extra=extra,
+            client_schema="lifecycle-client-config.schema.json",
+            receipts_schema=RECEIPTS,
+            server_extra={"uploadAuth": {"token": credentials.token}},
+            env=credentials.env,
+            upload=upload,
+            request_ids={s.request_id(k) for s in rows for k in s.raw["requests"]},
+            ready=ready,
+        )
+
+
+def _judge(
+    outcome: Outcome,
+    combination: Combination,
+    client: Adapter,
+    scenario_set: LifecycleSet,
+    step: StepRun,
+) -> bool:
+    """The set's rows judged into `outcome` (each under its own set; a row of the other
+    transport inapplicable with its reason). True when nothing failed."""
+    transport = combination.transport
+    rows = scenario_set.for_transport(transport)
+    judged, set_errors = verify_set(
+        scenario_set.name,
+        rows,
+        report=step.report,
+        entries=step.entries,
+        client_exit=step.exit_code(client.blind),
+        language=client.language,
+        blind=client.blind,
+        stage=f"client[{scenario_set.name}]",
+        prior_errors=step.errors,
+    )
+    requests = {s.id: {s.request_id(k) for k in s.raw["requests"]} for s in rows}
+    mark_rows(
+        judged,
+        step.contradictions,
+        transport=transport,
+        ids_of=lambda sid: requests.get(sid, set()),
+    )
+    for row in judged:
+        row.set = scenario_set.origin(row.id)
+    outcome.rows += judged
+    outcome.rows += [
+        RowVerdict(
+            scenario_set.origin(s.id),
+            s.id,
+            Status.INAPPLICABLE,
+            s.expected,
+            error=s.inapplicable_reason,
+        )
+        for s in scenario_set.scenarios
+        if transport not in s.transports
+    ]
+    outcome.errors += set_errors
+    return not set_errors and all(r.status != Status.FAILED for r in judged)
 
 
 def _content_sources(scenario_set: LifecycleSet, transport: str) -> list[dict[str, Any]]:
