@@ -34,7 +34,8 @@ class Scenario:
     expected: dict[str, Any] | None
     expect_error: bool
     host_expected: dict[str, Any] | None
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the row as written, kept to write it back out
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ def _scenario(path: Path, index: int, raw: dict[str, Any]) -> Scenario:
         expect_error=raw.get("expectError", False),
         host_expected=raw.get("hostExpected"),
         raw=raw,
+        tags=tuple(raw.get("tags", ())),
     )
 
 

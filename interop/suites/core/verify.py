@@ -69,8 +69,7 @@ def asserted(scenario: Scenario, blind: bool) -> tuple[dict[str, Any], list[str]
 
 def extension(scenario: Scenario) -> str | None:
     """The reading of our contract a row relies on (its `ext:NAME` tag), else None."""
-    tags = scenario.raw.get("tags", [])
-    found = [t[len(EXT_TAG) :] for t in tags if isinstance(t, str) and t.startswith(EXT_TAG)]
+    found = [t[len(EXT_TAG) :] for t in scenario.tags if t.startswith(EXT_TAG)]
     return found[0] if found else None
 
 

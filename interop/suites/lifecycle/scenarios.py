@@ -53,45 +53,54 @@ class Upload:
 
 @dataclass(frozen=True)
 class LifecycleScenario:
+    """A lifecycle row, its parts read once when it is made (the loader has checked them
+    against schemas/scenarios/lifecycle.schema.json): the suite and its verifier read
+    these fields; `raw` is kept to write the row back out."""
+
     id: str
     raw: dict[str, Any]
+    requests: dict[str, Any] = field(init=False)
+    responses: dict[str, Any] = field(init=False)
+    steps: list[dict[str, Any]] = field(init=False)
+    expected: dict[str, Any] = field(init=False)
+    chain: dict[str, Any] | None = field(init=False)
+    chain_proof: dict[str, Any] = field(init=False)  # {} on a row without a chain
+    transports: tuple[str, ...] = field(init=False)
+    inapplicable_reason: str = field(init=False)
+    response_sequences: dict[str, Any] = field(init=False)
+    observe_faults: Any = field(init=False)
 
-    @property
-    def requests(self) -> dict[str, Any]:
-        return dict(self.raw["requests"])
-
-    @property
-    def steps(self) -> list[dict[str, Any]]:
-        return list(self.raw.get("steps", []))
-
-    @property
-    def expected(self) -> dict[str, Any]:
-        return dict(self.raw["expected"])
-
-    @property
-    def chain(self) -> dict[str, Any] | None:
-        chain = self.raw.get("chain")
-        return chain if isinstance(chain, dict) else None
-
-    @property
-    def transports(self) -> tuple[str, ...]:
-        return tuple(self.raw.get("transports", TRANSPORTS))
-
-    @property
-    def inapplicable_reason(self) -> str:
-        reason = self.raw.get("inapplicableReason")
-        return reason if isinstance(reason, str) else "the scenario runs on another transport"
+    def __post_init__(self) -> None:
+        raw = self.raw
+        chain = raw.get("chain")
+        reason = raw.get("inapplicableReason")
+        made = {
+            "requests": dict(raw["requests"]),
+            "responses": dict(raw.get("responses", {})),
+            "steps": list(raw.get("steps", [])),
+            "expected": dict(raw["expected"]),
+            "chain": chain if isinstance(chain, dict) else None,
+            "chain_proof": dict(raw.get("chainProof", {})),
+            "transports": tuple(raw.get("transports", TRANSPORTS)),
+            "inapplicable_reason": reason
+            if isinstance(reason, str)
+            else "the scenario runs on another transport",
+            "response_sequences": dict(raw.get("responseSequences", {})),
+            "observe_faults": raw.get("observeFaults"),
+        }
+        for name, value in made.items():
+            object.__setattr__(self, name, value)
 
     def fault(self, key: str, receipt: int) -> str | None:
         """The scripted fault answering the `receipt`-th receipt of requests[key], if any."""
-        sequence = self.raw.get("responseSequences", {}).get(key)
+        sequence = self.response_sequences.get(key)
         if not sequence:
             return None
         entry = sequence[min(receipt, len(sequence) - 1)]
         return entry.get("fault") if isinstance(entry, dict) else None
 
     def request_id(self, key: str) -> str:
-        return str(self.raw["requests"][key]["id"])
+        return str(self.requests[key]["id"])
 
     @property
     def extension(self) -> str | None:
@@ -100,14 +109,14 @@ class LifecycleScenario:
         (docs/LIFECYCLE.md, "Operational failures, several backends, silent observers")."""
         faulted = any(
             isinstance(entry, dict) and "fault" in entry
-            for sequence in self.raw.get("responseSequences", {}).values()
+            for sequence in self.response_sequences.values()
             for entry in sequence
         )
         chain = self.chain or {}
         subscriptions = chain.get("subscriptions", [])
         if (
             faulted
-            or self.raw.get("observeFaults")
+            or self.observe_faults
             or any("timeoutMs" in s or s.get("backend") == UNREACHABLE for s in subscriptions)
             or self._fails_open_unsettled()
         ):
@@ -118,7 +127,7 @@ class LifecycleScenario:
         """A `failOpen` of a request neither cancelled nor published before it: the
         fallback after an operational failure (an error answer, a rejected or a staged
         reply) is ours; contract v1 fails open only after a cancel or a publication."""
-        published = set(self.raw["expected"].get("published", []))
+        published = set(self.expected.get("published", []))
         settled: set[str] = set()
         for step in self.steps:
             key = str(step.get("key"))
@@ -135,12 +144,12 @@ class LifecycleScenario:
     def _refused(self, key: str) -> bool:
         """Whether requests[key]'s scripted answer is one no client publishes: a JSON-RPC
         error, or an effect its request does not advertise (a row shape, not a verdict)."""
-        response = self.raw["responses"].get(key)
+        response = self.responses.get(key)
         if not isinstance(response, dict) or "error" in response:
             return True
         result = response.get("result")
         effects = result.get("effects") if isinstance(result, dict) else None
-        params = self.raw["requests"][key].get("params", {})
+        params = self.requests[key].get("params", {})
         advertised = params.get("capabilities", {}).get("effects", [])
         return not isinstance(effects, list) or any(
             not isinstance(e, dict) or e.get("type") not in advertised for e in effects

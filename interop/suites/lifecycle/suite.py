@@ -120,7 +120,7 @@ class LifecycleSuite:
         rows = scenario_set.for_transport(combination.transport)
         if step.server is not None and clean and not probed and rows:
             probed = True
-            template = rows[0].raw["requests"][next(iter(rows[0].raw["requests"]))]
+            template = rows[0].requests[next(iter(rows[0].requests))]
             outcome.rows += probes.run_probes(
                 ctx,
                 step.server,
@@ -188,7 +188,7 @@ def _step_run(
             server_extra={"uploadAuth": {"token": credentials.token}},
             env=credentials.env,
             upload=upload,
-            request_ids={s.request_id(k) for s in rows for k in s.raw["requests"]},
+            request_ids={s.request_id(k) for s in rows for k in s.requests},
             ready=ready,
         )
 
@@ -215,7 +215,7 @@ def _judge(
         stage=f"client[{scenario_set.name}]",
         prior_errors=step.errors,
     )
-    requests = {s.id: {s.request_id(k) for k in s.raw["requests"]} for s in rows}
+    requests = {s.id: {s.request_id(k) for k in s.requests} for s in rows}
     mark_rows(
         judged,
         step.contradictions,

@@ -152,7 +152,7 @@ def _anchors(scenario: LifecycleScenario, log: Entries) -> list[int]:
     """Positions of the receipts the row's client run itself caused while the row ran:
     its marks, its requests' receipts, its events' observations (never a reply, which a
     server may still be holding when the next row starts)."""
-    requests = scenario.raw["requests"].values()
+    requests = scenario.requests.values()
     pairs = [("scenario", scenario.id)]
     pairs += [("id", r["id"]) for r in requests]
     pairs += [("eventId", r["params"]["event"]["id"]) for r in requests]
@@ -436,7 +436,7 @@ def expected_observation(
     scenario: LifecycleScenario, step: dict[str, Any], refs: dict[str, str]
 ) -> dict[str, Any]:
     """The canonical `hooks/observe` an observe step calls for (from the expectation's state)."""
-    request = scenario.raw["requests"][step["key"]]
+    request = scenario.requests[step["key"]]
     event = copy.deepcopy(request["params"]["event"])
     state = scenario.expected["states"].get(request["id"])
     if isinstance(state, dict) and "input" in state and isinstance(event.get("tool"), dict):
@@ -549,9 +549,7 @@ def _attempt_problems(
             if not arrived < answered:
                 problems.append(("AttemptOrder", f"{rid}: reply {number + 1} before its receipt"))
         request = (
-            _rebind(scenario.raw["requests"][_key(scenario, rid)], refs.aliases)
-            if rid in ids
-            else None
+            _rebind(scenario.requests[_key(scenario, rid)], refs.aliases) if rid in ids else None
         )
         problems += _received_problems(rid, request, entries, received, refs)
     return problems
@@ -627,7 +625,7 @@ def _observation_problems(
         for step in scenario.steps
         if step["op"] == "observe"
     ]
-    event_ids = {r["params"]["event"]["id"] for r in scenario.raw["requests"].values()}
+    event_ids = {r["params"]["event"]["id"] for r in scenario.requests.values()}
     got_positions = [
         i
         for i in entries.naming_any(*(("eventId", event_id) for event_id in event_ids))
@@ -710,11 +708,11 @@ def verify_steps(
 
 
 def _key(scenario: LifecycleScenario, rid: str) -> str:
-    return str(next(k for k, r in scenario.raw["requests"].items() if r["id"] == rid))
+    return str(next(k for k, r in scenario.requests.items() if r["id"] == rid))
 
 
 def _request_of_event(scenario: LifecycleScenario, event_id: str) -> str:
-    for request in scenario.raw["requests"].values():
+    for request in scenario.requests.values():
         if request["params"]["event"]["id"] == event_id:
             return str(request["id"])
     return event_id
@@ -882,7 +880,7 @@ def _chain(scenario: LifecycleScenario, entries: Entries) -> _Chain:
     """The receipts of a chain row's one request `a` and of its event."""
     sid = scenario.id
     rid = scenario.request_id("a")
-    event_id = scenario.raw["requests"]["a"]["params"]["event"]["id"]
+    event_id = scenario.requests["a"]["params"]["event"]["id"]
     blocked = entries.marks(sid, "observer-blocked")
     if not blocked:  # an upstream server records each held observer itself: {kind, id: event}
         blocked = [
@@ -920,7 +918,7 @@ def _chain_calls(scenario: LifecycleScenario, chain: _Chain, entries: Entries) -
     never) before the next is sent."""
     problems: list[Problem] = []
     received, replied = chain.received, chain.replied
-    wanted = scenario.raw["chainProof"]["requests"]
+    wanted = scenario.chain_proof["requests"]
     got = [entries.all[i]["message"] for i in received]
     if len(got) != len(wanted) or not all(
         _matches(g, w) for g, w in zip(got, wanted, strict=False)
@@ -957,7 +955,7 @@ def _chain_observations(
     """The observations: each one of the proof's notifications (matched in any order,
     each once), its entry's event its message's, valid; none of the proof missing."""
     problems: list[Problem] = []
-    remaining = list(scenario.raw["chainProof"]["observations"])
+    remaining = list(scenario.chain_proof["observations"])
     for entry in (entries.all[i] for i in chain.observed):
         match = next((w for w in remaining if _matches(entry["message"], w)), None)
         if match is None:
@@ -1022,7 +1020,7 @@ def _held_observers(scenario: LifecycleScenario, chain: _Chain) -> list[Problem]
     notification of the proof, each after the boundary settled; elsewhere none."""
     if (scenario.chain or {}).get("holdObservers"):
         if (
-            len(chain.blocked) != len(scenario.raw["chainProof"]["observations"])
+            len(chain.blocked) != len(scenario.chain_proof["observations"])
             or any(b < chain.cause for b in chain.blocked)
             or not chain.settled
         ):
