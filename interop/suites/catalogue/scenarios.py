@@ -45,35 +45,32 @@ CHANGED_REDELIVERY = (
 
 @dataclass(frozen=True)
 class CatalogueScenario:
+    """A catalogue row, its parts read once when it is made (the loader has checked them against
+    schemas/scenarios/catalogue.schema.json); `reading` is a reading of ours beyond what the
+    spec says a receiver checks, that the row's verdict rests on (a contract v1 server is
+    not held to it), or None."""
+
     id: str
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the row as written, kept to write it back out
+    category: str = field(init=False)
+    steps: list[dict[str, Any]] = field(init=False)
+    expected: dict[str, Any] = field(init=False)
+    sent: list[dict[str, Any]] = field(init=False)
+    deliveries: list[dict[str, Any]] = field(init=False)
+    reading: str | None = field(init=False)
 
-    @property
-    def category(self) -> str:
-        return str(self.raw["category"])
-
-    @property
-    def steps(self) -> list[dict[str, Any]]:
-        return list(self.raw["steps"])
-
-    @property
-    def expected(self) -> dict[str, Any]:
-        return dict(self.raw["expected"])
-
-    @property
-    def sent(self) -> list[dict[str, Any]]:
-        return list(self.raw["expected"]["sent"])
-
-    @property
-    def deliveries(self) -> list[dict[str, Any]]:
-        return list(self.raw["expected"]["deliveries"])
-
-    @property
-    def reading(self) -> str | None:
-        """A reading of ours beyond what the spec says a receiver checks, that the
-        row's verdict rests on (a contract v1 server is not held to it), or None."""
-        value = self.raw.get("reading")
-        return value if isinstance(value, str) else None
+    def __post_init__(self) -> None:
+        raw = self.raw
+        made = {
+            "category": str(raw["category"]),
+            "steps": list(raw["steps"]),
+            "expected": dict(raw["expected"]),
+            "sent": list(raw["expected"]["sent"]),
+            "deliveries": list(raw["expected"]["deliveries"]),
+            "reading": raw.get("reading") if isinstance(raw.get("reading"), str) else None,
+        }
+        for name, value in made.items():
+            object.__setattr__(self, name, value)
 
     @property
     def extension(self) -> str | None:

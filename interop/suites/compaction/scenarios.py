@@ -12,7 +12,7 @@ schema cannot say, the file's consistency. None applies a protocol rule.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,36 +30,38 @@ BOUNDARIES = ("before", "after")
 
 @dataclass(frozen=True)
 class CompactionRow:
+    """A compaction row, its parts read once when it is made (the loader has checked them
+    against schemas/scenarios/compaction.schema.json)."""
+
     id: str
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the row as written, kept to write it back out
+    negative: dict[str, Any] | None = field(init=False)
+    expected: dict[str, Any] = field(init=False)
+    proof: dict[str, Any] = field(init=False)
+    transports: tuple[str, ...] = field(init=False)
+    inapplicable_reason: str = field(init=False)
+    response_sequences: dict[str, Any] = field(init=False)
 
-    @property
-    def negative(self) -> dict[str, Any] | None:
-        value = self.raw.get("negative")
-        return value if isinstance(value, dict) else None
-
-    @property
-    def expected(self) -> dict[str, Any]:
-        return dict(self.raw["expected"])
-
-    @property
-    def proof(self) -> dict[str, Any]:
-        return dict(self.raw.get("proof", {}))
-
-    @property
-    def transports(self) -> tuple[str, ...]:
-        return tuple(self.raw.get("transports", TRANSPORTS))
-
-    @property
-    def inapplicable_reason(self) -> str:
-        reason = self.raw.get("inapplicableReason")
-        return reason if isinstance(reason, str) else "the row runs on another transport"
+    def __post_init__(self) -> None:
+        raw = self.raw
+        made = {
+            "negative": raw.get("negative") if isinstance(raw.get("negative"), dict) else None,
+            "expected": dict(raw["expected"]),
+            "proof": dict(raw.get("proof", {})),
+            "transports": tuple(raw.get("transports", TRANSPORTS)),
+            "inapplicable_reason": raw["inapplicableReason"]
+            if isinstance(raw.get("inapplicableReason"), str)
+            else "the row runs on another transport",
+            "response_sequences": dict(raw.get("responseSequences", {})),
+        }
+        for name, value in made.items():
+            object.__setattr__(self, name, value)
 
     def boundary_id(self, boundary: str) -> str:
         return f"{self.id}:{boundary}"
 
     def fault(self, boundary: str, call: int) -> str | None:
-        sequence = self.raw.get("responseSequences", {}).get(boundary) or []
+        sequence = self.response_sequences.get(boundary) or []
         if not sequence:
             return None
         entry = sequence[min(call, len(sequence) - 1)]

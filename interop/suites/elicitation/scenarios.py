@@ -11,7 +11,7 @@ file, the row and the field; none applies a protocol rule.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,30 +25,30 @@ TRANSPORTS = ("http", "stdio")
 
 @dataclass(frozen=True)
 class ElicitationRow:
+    """An elicitation row, its parts read once when it is made (the loader has checked them
+    against schemas/scenarios/elicitation.schema.json)."""
+
     id: str
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the row as written, kept to write it back out
+    atomic: dict[str, Any] | None = field(init=False)
+    steps: list[dict[str, Any]] = field(init=False)
+    expected: dict[str, Any] = field(init=False)
+    transports: tuple[str, ...] = field(init=False)
+    inapplicable_reason: str = field(init=False)
 
-    @property
-    def atomic(self) -> dict[str, Any] | None:
-        value = self.raw.get("atomic")
-        return value if isinstance(value, dict) else None
-
-    @property
-    def steps(self) -> list[dict[str, Any]]:
-        return list(self.raw.get("steps", []))
-
-    @property
-    def expected(self) -> dict[str, Any]:
-        return dict(self.raw["expected"])
-
-    @property
-    def transports(self) -> tuple[str, ...]:
-        return tuple(self.raw.get("transports", TRANSPORTS))
-
-    @property
-    def inapplicable_reason(self) -> str:
-        reason = self.raw.get("inapplicableReason")
-        return reason if isinstance(reason, str) else "the row runs on another transport"
+    def __post_init__(self) -> None:
+        raw = self.raw
+        made = {
+            "atomic": raw.get("atomic") if isinstance(raw.get("atomic"), dict) else None,
+            "steps": list(raw.get("steps", [])),
+            "expected": dict(raw["expected"]),
+            "transports": tuple(raw.get("transports", TRANSPORTS)),
+            "inapplicable_reason": raw["inapplicableReason"]
+            if isinstance(raw.get("inapplicableReason"), str)
+            else "the row runs on another transport",
+        }
+        for name, value in made.items():
+            object.__setattr__(self, name, value)
 
     def event_ids(self) -> set[str]:
         """The ids of every event this row sends (an atomic row: its two boundaries)."""
