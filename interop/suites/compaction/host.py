@@ -354,11 +354,28 @@ def _reported(output: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, s
     return actual, problems
 
 
+@dataclass
+class _Intercept:
+    """One intercept of a case as it crossed the gate, with its place in the plan: the
+    `n`-th call of `boundary` (counted from 0), whose ids must be `ident`
+    (`<case>:<boundary>`), its request parsed (a JSON object: a call whose event has a
+    boundary's type is one) and that request's event."""
+
+    ident: str
+    boundary: str
+    n: int
+    call: Call
+    request: Any
+    event: dict[str, Any]
+
+
 def _wire_problems(
     row: CompactionRow, calls: list[Call], expected: dict[str, Any]
 ) -> list[tuple[str, str]]:
     """The case's intercepts as they crossed the gate, against the plan and the rules
-    a host's requests follow (docs/COMPACTION.md, "A contract v1 host")."""
+    a host's requests follow (docs/COMPACTION.md, "A contract v1 host"). Calls are
+    counted per boundary in the order they crossed; the after call's `removed` is read
+    against the items of the last before call that carried a list of them."""
     problems: list[tuple[str, str]] = []
     counts = {b: 0 for b in BOUNDARIES}
     items: list[Any] = []
@@ -376,66 +393,95 @@ def _wire_problems(
         if n >= len(plan):
             problems.append(("HostWire", f"{ident}: call {n} has no supplier in the plan"))
             continue
-        if call.scope != plan[n]["supplier"]:
-            problems.append(
-                (
-                    "HostWire",
-                    f"{ident}: call {n} was made for {call.scope!r}, the plan's supplier "
-                    f"{n} is {plan[n]['supplier']!r}",
-                )
-            )
-        if request.get("method") != "hooks/intercept" or request.get("id") != ident:
-            problems.append(
-                (
-                    "HostWire",
-                    f"{ident}: call {n} is {request.get('method')!r} with id {request.get('id')!r}",
-                )
-            )
-        if event.get("id") != ident:
-            problems.append(("HostWire", f"{ident}: the event's id is {event.get('id')!r}"))
-        issue = canonical().issue("intercept-request.schema.json", request)
-        if issue is not None:
-            problems.append(("HostWire", f"{ident}: call {n}: {issue}"))
-        params = request.get("params") if isinstance(request.get("params"), dict) else {}
-        modify = (params.get("capabilities") or {}).get("modify")
-        target = TARGET[boundary]
-        grant = modify.get(target) if isinstance(modify, dict) else None
-        if (
-            not isinstance(modify, dict)
-            or set(modify) != {target}
-            or not isinstance(grant, dict)
-            or grant.get("replace") is not True
-            or not isinstance(grant.get("merge"), bool)
-        ):
-            problems.append(
-                (
-                    "HostWire",
-                    f"{ident}: capabilities.modify is {shown(modify, 120)}; "
-                    f"the boundary grants a replace of {target} only",
-                )
-            )
+        intercept = _Intercept(ident, boundary, n, call, request, event)
+        problems += _request_problems(intercept, plan[n]["supplier"])
+        problems += _grant_problems(intercept)
         if boundary == "before" and isinstance(event.get("items"), list):
             items = event["items"]
         if boundary == "after":
-            execution = (
-                {"status": "executed"}
-                if expected["generated"]
-                else {"status": "skipped", "reason": "supplied_result"}
+            problems += _after_problems(intercept, row.id, items, expected["generated"])
+    return problems
+
+
+def _request_problems(intercept: _Intercept, supplier: str) -> list[tuple[str, str]]:
+    """An intercept against its plan: made with its supplier's token, a `hooks/intercept`
+    whose request id and event id are both its `ident`, valid by the canonical
+    intercept-request schema."""
+    problems: list[tuple[str, str]] = []
+    ident, n, call, request = intercept.ident, intercept.n, intercept.call, intercept.request
+    if call.scope != supplier:
+        problems.append(
+            (
+                "HostWire",
+                f"{ident}: call {n} was made for {call.scope!r}, the plan's supplier "
+                f"{n} is {supplier!r}",
             )
-            removed = [{"id": i.get("id")} for i in items if isinstance(i, dict)]
-            for key, want in (
-                ("parentEventId", f"{row.id}:before"),
-                ("removed", removed),
-                ("execution", execution),
-            ):
-                if not strict_equal(event.get(key), want):
-                    problems.append(
-                        (
-                            "HostWire",
-                            f"{ident}: {key} is {shown(event.get(key), 120)}, "
-                            f"expected {shown(want, 120)}",
-                        )
-                    )
+        )
+    if request.get("method") != "hooks/intercept" or request.get("id") != ident:
+        problems.append(
+            (
+                "HostWire",
+                f"{ident}: call {n} is {request.get('method')!r} with id {request.get('id')!r}",
+            )
+        )
+    if intercept.event.get("id") != ident:
+        problems.append(("HostWire", f"{ident}: the event's id is {intercept.event.get('id')!r}"))
+    issue = canonical().issue("intercept-request.schema.json", request)
+    if issue is not None:
+        problems.append(("HostWire", f"{ident}: call {n}: {issue}"))
+    return problems
+
+
+def _grant_problems(intercept: _Intercept) -> list[tuple[str, str]]:
+    """The intercept's `capabilities.modify`: a boundary grants a replace of its target
+    only (instructions before, summary after), `{<target>: {replace: true, merge: <bool>}}`."""
+    request = intercept.request
+    params = request.get("params") if isinstance(request.get("params"), dict) else {}
+    modify = (params.get("capabilities") or {}).get("modify")
+    target = TARGET[intercept.boundary]
+    grant = modify.get(target) if isinstance(modify, dict) else None
+    if (
+        not isinstance(modify, dict)
+        or set(modify) != {target}
+        or not isinstance(grant, dict)
+        or grant.get("replace") is not True
+        or not isinstance(grant.get("merge"), bool)
+    ):
+        return [
+            (
+                "HostWire",
+                f"{intercept.ident}: capabilities.modify is {shown(modify, 120)}; "
+                f"the boundary grants a replace of {target} only",
+            )
+        ]
+    return []
+
+
+def _after_problems(
+    intercept: _Intercept, case: str, items: list[Any], generated: Any
+) -> list[tuple[str, str]]:
+    """The after call's links to its before call: `parentEventId` the before event's id,
+    `removed` the ids of the items the before call carried, and `execution` executed
+    when the host generated the summary, else skipped with reason `supplied_result`."""
+    event = intercept.event
+    execution = (
+        {"status": "executed"} if generated else {"status": "skipped", "reason": "supplied_result"}
+    )
+    removed = [{"id": i.get("id")} for i in items if isinstance(i, dict)]
+    problems: list[tuple[str, str]] = []
+    for key, want in (
+        ("parentEventId", f"{case}:before"),
+        ("removed", removed),
+        ("execution", execution),
+    ):
+        if not strict_equal(event.get(key), want):
+            problems.append(
+                (
+                    "HostWire",
+                    f"{intercept.ident}: {key} is {shown(event.get(key), 120)}, "
+                    f"expected {shown(want, 120)}",
+                )
+            )
     return problems
 
 
@@ -464,6 +510,28 @@ def _trace_problems(output: dict[str, Any], calls: list[Call]) -> list[tuple[str
     return []
 
 
+@dataclass
+class _Evidence:
+    """What a set's cases are judged from: every call that crossed the gate, in order;
+    our server's record; the host's outputs by case name (a case reported once has one);
+    the combination's errors."""
+
+    calls: list[Call]
+    log: Entries
+    by_name: dict[str, list[dict[str, Any]]]
+    errors: list[CombinationError]
+
+
+@dataclass
+class _Case:
+    """A case's calls: `mine` every call made with one of its suppliers' tokens, `wire`
+    those but uploads (its intercepts), both in the order they crossed the gate."""
+
+    row: CompactionRow
+    mine: list[Call]
+    wire: list[Call]
+
+
 def verify_host(
     set_name: str,
     rows: list[CompactionRow],
@@ -473,11 +541,26 @@ def verify_host(
     errors: list[CombinationError],
 ) -> tuple[list[RowVerdict], list[CombinationError]]:
     """Each case from what the host reported (`outputs`), what crossed the gate
-    (`calls`) and what our server recorded (`entries`)."""
+    (`calls`) and what our server recorded (`entries`). The combination's errors
+    (`errors`, our server's record's, a call no supplier's token names) fail every case."""
+    good, errors = _set_errors(set_name, calls, entries, errors)
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for output in outputs or []:
+        by_name.setdefault(str(output.get("name")), []).append(output)
+    evidence = _Evidence(calls, Entries(good), by_name, errors)
+    return [_case_verdict(set_name, row, evidence) for row in rows], errors
+
+
+def _set_errors(
+    set_name: str, calls: list[Call], entries: Any, errors: list[CombinationError]
+) -> tuple[list[dict[str, Any]], list[CombinationError]]:
+    """Our server's good entries, and the combination's errors: those given, the
+    entries' own, and one for the calls no supplier's token names (they belong to no
+    case)."""
     good, entry_errors = check_entries(entries, f"server[{set_name}]") if entries else ([], [])
     errors = [*errors, *entry_errors]
     strangers = [c for c in calls if c.scope is None]
-    if strangers:  # a call no supplier's token names belongs to no case
+    if strangers:
         errors.append(
             CombinationError(
                 f"client[{set_name}]",
@@ -486,90 +569,122 @@ def verify_host(
                 f"{strangers[0].describe()}",
             )
         )
-    log = Entries(good)
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for output in outputs or []:
-        by_name.setdefault(str(output.get("name")), []).append(output)
-    verdicts: list[RowVerdict] = []
-    for row in rows:
-        verdict = RowVerdict(set_name, row.id, Status.FAILED, row.expected)
-        verdicts.append(verdict)
-        suppliers = {s["supplier"] for b in BOUNDARIES for s in row.raw[b]}
-        mine = [c for c in calls if c.scope in suppliers]
-        wire = [c for c in mine if c.path != "/upload"]
-        if mine:
-            verdict.diagnostics["wire"] = [c.describe() for c in mine]
-        if errors:
-            verdict.error = "combination failed: " + ", ".join(
-                sorted({e.error_class for e in errors})
+    return good, errors
+
+
+def _case_verdict(set_name: str, row: CompactionRow, evidence: _Evidence) -> RowVerdict:
+    """A case's verdict: failed with the combination's errors named when there are any,
+    or when the host did not report it exactly once; else judged from its output. The
+    calls made for it are its `wire` diagnostics either way."""
+    verdict = RowVerdict(set_name, row.id, Status.FAILED, row.expected)
+    suppliers = {s["supplier"] for b in BOUNDARIES for s in row.raw[b]}
+    mine = [c for c in evidence.calls if c.scope in suppliers]
+    case = _Case(row, mine, [c for c in mine if c.path != "/upload"])
+    if mine:
+        verdict.diagnostics["wire"] = [c.describe() for c in mine]
+    if evidence.errors:
+        verdict.error = "combination failed: " + ", ".join(
+            sorted({e.error_class for e in evidence.errors})
+        )
+        return verdict
+    found = evidence.by_name.get(row.id, [])
+    if len(found) != 1:
+        verdict.error = f"the host reported this case {len(found)} times"
+        return verdict
+    _judge_output(verdict, case, found[0], evidence.log)
+    return verdict
+
+
+def _judge_output(verdict: RowVerdict, case: _Case, output: dict[str, Any], log: Entries) -> None:
+    """The case's one output judged: its `actual` is what the host reported, with `seen`
+    the targets its intercepts carried; the problems, in order: the calls that crossed
+    the gate, the result's shape, the result against the expectation, downstream, the
+    intercepts, the host's trace, our server's record."""
+    actual, reported = _reported(output)
+    actual["seen"] = [_carried(c) for c in case.wire]
+    problems = [*_gate_problems(case), *reported]
+    verdict.actual = actual
+    result = output.get("result")
+    failures = result.get("failures") if isinstance(result, dict) else None
+    if failures:
+        verdict.diagnostics["hostFailures"] = shown(failures, 600)
+    problems += _result_problems(case.row, output, actual)
+    problems += _wire_problems(case.row, case.wire, case.row.expected)
+    problems += _trace_problems(output, case.wire)
+    problems += _receipt_problems(case, log)
+    conclude(verdict, problems)
+
+
+def _gate_problems(case: _Case) -> list[tuple[str, str]]:
+    """The case's calls at the gate: every one answered 200, and as many intercepts as
+    the case expects targets `seen`."""
+    refused = [c for c in case.mine if c.status != 200]
+    expected = len(case.row.expected["seen"])
+    if not refused and len(case.wire) == expected:
+        return []
+    first = f"; the first refused: {refused[0].describe()}" if refused else ""
+    return [
+        (
+            "HostWire",
+            f"{len(case.wire)} calls crossed the gate, the case makes {expected}{first}",
+        )
+    ]
+
+
+def _result_problems(
+    row: CompactionRow, output: dict[str, Any], actual: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """What the host reported against the expectation: `actual` (the first difference),
+    and `downstream` (the expected summary when it is applied, else nothing)."""
+    problems: list[tuple[str, str]] = []
+    difference = first_difference(row.expected, actual)
+    if difference is not None:
+        problems.append(
+            (
+                "HostResult",
+                f"{difference[0]}: expected {shown(difference[1], 120)}, "
+                f"got {shown(difference[2], 120)}",
+            ),
+        )
+    downstream = [row.expected["summary"]] if row.expected["applied"] else []
+    if _texts(output.get("downstream")) != downstream:
+        problems.append(
+            (
+                "HostResult",
+                f"downstream is {shown(output.get('downstream'), 120)}, "
+                f"expected {shown(downstream, 120)}",
             )
-            continue
-        found = by_name.get(row.id, [])
-        if len(found) != 1:
-            verdict.error = f"the host reported this case {len(found)} times"
-            continue
-        output = found[0]
-        actual, problems = _reported(output)
-        actual["seen"] = [_carried(c) for c in wire]
-        refused = [c for c in mine if c.status != 200]
-        if refused or len(wire) != len(row.expected["seen"]):
-            first = f"; the first refused: {refused[0].describe()}" if refused else ""
-            problems.insert(
-                0,
-                (
-                    "HostWire",
-                    f"{len(wire)} calls crossed the gate, the case makes "
-                    f"{len(row.expected['seen'])}{first}",
-                ),
+        )
+    return problems
+
+
+def _receipt_problems(case: _Case, log: Entries) -> list[tuple[str, str]]:
+    """Our server's record of the case (its `received` entries of both boundaries, in
+    record order) against the intercepts it answered through the gate (200 with a
+    JSON-RPC result): the same requests, in the same order."""
+    accepted = [
+        c.json(c.request)
+        for c in case.wire
+        if c.status == 200 and isinstance(c.json(c.reply), dict) and "result" in c.json(c.reply)
+    ]
+    ident = case.row.id
+    received = [
+        log.all[i]["message"]
+        for i in sorted(
+            log.of("received", f"{ident}:before") + log.of("received", f"{ident}:after")
+        )
+    ]
+    if len(received) != len(accepted) or not all(
+        strict_equal(a, b) for a, b in zip(accepted, received, strict=False)
+    ):
+        return [
+            (
+                "HostReceipts",
+                f"our server recorded {len(received)} calls of this case, "
+                f"{len(accepted)} were answered through the gate",
             )
-        verdict.actual = actual
-        result = output.get("result")
-        failures = result.get("failures") if isinstance(result, dict) else None
-        if failures:
-            verdict.diagnostics["hostFailures"] = shown(failures, 600)
-        difference = first_difference(row.expected, actual)
-        if difference is not None:
-            problems.append(
-                (
-                    "HostResult",
-                    f"{difference[0]}: expected {shown(difference[1], 120)}, "
-                    f"got {shown(difference[2], 120)}",
-                ),
-            )
-        downstream = [row.expected["summary"]] if row.expected["applied"] else []
-        if _texts(output.get("downstream")) != downstream:
-            problems.append(
-                (
-                    "HostResult",
-                    f"downstream is {shown(output.get('downstream'), 120)}, "
-                    f"expected {shown(downstream, 120)}",
-                )
-            )
-        problems += _wire_problems(row, wire, row.expected)
-        problems += _trace_problems(output, wire)
-        accepted = [
-            c.json(c.request)
-            for c in wire
-            if c.status == 200 and isinstance(c.json(c.reply), dict) and "result" in c.json(c.reply)
         ]
-        received = [
-            log.all[i]["message"]
-            for i in sorted(
-                log.of("received", f"{row.id}:before") + log.of("received", f"{row.id}:after")
-            )
-        ]
-        if len(received) != len(accepted) or not all(
-            strict_equal(a, b) for a, b in zip(accepted, received, strict=False)
-        ):
-            problems.append(
-                (
-                    "HostReceipts",
-                    f"our server recorded {len(received)} calls of this case, "
-                    f"{len(accepted)} were answered through the gate",
-                )
-            )
-        conclude(verdict, problems)
-    return verdicts, errors
+    return []
 
 
 def _texts(value: Any) -> Any:

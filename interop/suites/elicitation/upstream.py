@@ -227,113 +227,157 @@ def run_sender(
         return SenderRun({}, [CombinationError(f"client[{set_name}]", "ClientSpawn", found)])
     argv, env = found
     home = ctx.unique(f"elicitation-v1-sender-{client.name}")
-    log = home / "client.log"
-    token = ctx.trust.bearer_token if auth == "bearer" else ""
-    credentials = {"upload": upload_token, "unauthorized": stranger, "none": ""}
-    upload_base = (server.upload_endpoint or "").removesuffix("/upload")
-    results: list[dict[str, Any]] = []
-    for row in rows:
-        try:
-            call(
-                server.control,
-                "POST",
-                "/mark",
-                {"scenario": row.id, "kind": "row-start", "id": row.id},
-            )
-        except ControlError as exc:
-            results.append({"id": row.id, "status": "failed", "error": f"POST /mark: {exc}"})
-            continue
-        refs: dict[str, str] = {}
-        steps: list[dict[str, Any]] = []
-        failure: str | None = None
-        for index, step in enumerate(row.steps):
-            if step["op"] == "upload":
-                raw = base64.b64decode(step["bodyBase64"])
-                digest = step.get("sha256") or _sha256(raw)
-                plan_step = {
-                    "path": "/upload",
-                    "bytes": step["bodyBase64"],
-                    "headers": {
-                        "Content-Type": "application/octet-stream",
-                        "AHP-Content-SHA256": digest,
-                    },
-                }
-                plan = {
-                    "endpoint": upload_base,
-                    "token": token,
-                    "uploadToken": credentials[step["credential"]],
-                    "steps": [plan_step],
-                }
-            else:
-                message = _bind(step["message"], refs)
-                plan_step = {
-                    "path": "/hooks/intercept",
-                    "bytes": base64.b64encode(json.dumps(message).encode()).decode(),
-                    "headers": {"Content-Type": "application/json"},
-                }
-                plan = {
-                    "endpoint": server.endpoint.rstrip("/").removesuffix("/hooks/intercept"),
-                    "token": token,
-                    "uploadToken": upload_token,
-                    "steps": [plan_step],
-                }
-            answered, problem = _one_step(ctx, client, argv, env, plan, home, log)
-            if problem is not None:
-                failure = f"step {index} ({step['op']}): {problem}"
-                break
-            assert answered is not None
-            status, text = answered
-            if step["op"] == "upload":
-                ref = None
-                if status == 201:
-                    try:
-                        ref = json.loads(text).get("ref")
-                    except (ValueError, AttributeError):
-                        ref = None
-                    if isinstance(ref, str):
-                        refs[step["alias"]] = ref
-                steps.append({"op": "upload", "status": status, "ref": ref})
-            else:
-                try:
-                    parsed = json.loads(text) if text else None
-                except ValueError:
-                    parsed = None
-                error = parsed.get("error") if isinstance(parsed, dict) else None
-                code = error.get("code") if isinstance(error, dict) else None
-                steps.append(
-                    {
-                        "op": "send",
-                        "outcome": "accepted" if status == 200 else "rejected",
-                        "status": status,
-                        "error": code if isinstance(code, int) else None,
-                        "response": parsed if status == 200 else None,
-                    }
-                )
-        if failure is not None:
-            results.append({"id": row.id, "status": "failed", "error": failure})
-        else:
-            results.append({"id": row.id, "status": "completed", "actual": {"steps": steps}})
-    ctx.keep_log(log, f"client-{client.name}-{set_name}.log")
+    sender = _Sender(
+        ctx=ctx,
+        client=client,
+        argv=argv,
+        env=env,
+        home=home,
+        log=home / "client.log",
+        server=server,
+        token=ctx.trust.bearer_token if auth == "bearer" else "",
+        upload_token=upload_token,
+        credentials={"upload": upload_token, "unauthorized": stranger, "none": ""},
+    )
+    results = [_sender_row(sender, row) for row in rows]
+    ctx.keep_log(sender.log, f"client-{client.name}-{set_name}.log")
     return SenderRun({"language": client.language, "results": results})
+
+
+@dataclass
+class _Sender:
+    """A v1 sender's run over a set: its command and environment, its folder and the
+    one log every step process appends to, the server it posts to, the event token it
+    presents (the run's bearer token with bearer auth, else none), the upload token,
+    and the upload token a step's `credential` names (`upload`, `unauthorized`: a
+    stranger's, `none`)."""
+
+    ctx: RunContext
+    client: Adapter
+    argv: list[str]
+    env: dict[str, str]
+    home: Path
+    log: Path
+    server: Server | V1Receiver
+    token: str
+    upload_token: str
+    credentials: dict[str, str]
+
+
+def _sender_row(sender: _Sender, row: ElicitationRow) -> dict[str, Any]:
+    """One row's result as our client reports it: its row-start mark posted, then its
+    steps in order, one sender process each, an upload's ref bound to its alias for
+    the sends after it; the first step that did not run fails the row."""
+    try:
+        call(
+            sender.server.control,
+            "POST",
+            "/mark",
+            {"scenario": row.id, "kind": "row-start", "id": row.id},
+        )
+    except ControlError as exc:
+        return {"id": row.id, "status": "failed", "error": f"POST /mark: {exc}"}
+    refs: dict[str, str] = {}
+    steps: list[dict[str, Any]] = []
+    for index, step in enumerate(row.steps):
+        upload = step["op"] == "upload"
+        plan = _upload_plan(sender, step) if upload else _send_plan(sender, step, refs)
+        answered, problem = _one_step(sender, plan)
+        if problem is not None:
+            failure = f"step {index} ({step['op']}): {problem}"
+            return {"id": row.id, "status": "failed", "error": failure}
+        assert answered is not None
+        status, text = answered
+        steps.append(_upload_step(step, status, text, refs) if upload else _send_step(status, text))
+    return {"id": row.id, "status": "completed", "actual": {"steps": steps}}
+
+
+def _upload_plan(sender: _Sender, step: dict[str, Any]) -> dict[str, Any]:
+    """An upload step's one-step plan: its bytes posted to the server's `/upload` with
+    their SHA-256 (the step's own when it gives one) and the upload token its
+    `credential` names."""
+    raw = base64.b64decode(step["bodyBase64"])
+    digest = step.get("sha256") or _sha256(raw)
+    plan_step = {
+        "path": "/upload",
+        "bytes": step["bodyBase64"],
+        "headers": {
+            "Content-Type": "application/octet-stream",
+            "AHP-Content-SHA256": digest,
+        },
+    }
+    return {
+        "endpoint": (sender.server.upload_endpoint or "").removesuffix("/upload"),
+        "token": sender.token,
+        "uploadToken": sender.credentials[step["credential"]],
+        "steps": [plan_step],
+    }
+
+
+def _send_plan(sender: _Sender, step: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
+    """A send step's one-step plan: its message, with the aliases uploaded so far bound
+    to their refs, posted to the server's `/hooks/intercept`."""
+    message = _bind(step["message"], refs)
+    plan_step = {
+        "path": "/hooks/intercept",
+        "bytes": base64.b64encode(json.dumps(message).encode()).decode(),
+        "headers": {"Content-Type": "application/json"},
+    }
+    return {
+        "endpoint": sender.server.endpoint.rstrip("/").removesuffix("/hooks/intercept"),
+        "token": sender.token,
+        "uploadToken": sender.upload_token,
+        "steps": [plan_step],
+    }
+
+
+def _upload_step(
+    step: dict[str, Any], status: int, text: str, refs: dict[str, str]
+) -> dict[str, Any]:
+    """An upload step as our client reports it: the status and, when the server
+    answered 201 with a string `ref`, that ref, then bound to the step's alias in
+    `refs`."""
+    ref = None
+    if status == 201:
+        try:
+            ref = json.loads(text).get("ref")
+        except (ValueError, AttributeError):
+            ref = None
+        if isinstance(ref, str):
+            refs[step["alias"]] = ref
+    return {"op": "upload", "status": status, "ref": ref}
+
+
+def _send_step(status: int, text: str) -> dict[str, Any]:
+    """A send step as our client reports it: accepted (200, with the response) or
+    rejected, and the JSON-RPC error code when the answer carries an integer one."""
+    try:
+        parsed = json.loads(text) if text else None
+    except ValueError:
+        parsed = None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return {
+        "op": "send",
+        "outcome": "accepted" if status == 200 else "rejected",
+        "status": status,
+        "error": code if isinstance(code, int) else None,
+        "response": parsed if status == 200 else None,
+    }
 
 
 def _sha256(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _one_step(
-    ctx: RunContext,
-    client: Adapter,
-    argv: list[str],
-    env: dict[str, str],
-    plan: dict[str, Any],
-    home: Path,
-    log: Path,
-) -> tuple[tuple[int, str] | None, str | None]:
+def _one_step(sender: _Sender, plan: dict[str, Any]) -> tuple[tuple[int, str] | None, str | None]:
     """One `client` process over a one-step plan: ((status, body), None) or (None, why)."""
-    plan_file = home / f"plan-{secrets.token_hex(4)}.json"
+    ctx, log = sender.ctx, sender.log
+    plan_file = sender.home / f"plan-{secrets.token_hex(4)}.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    ran = run_plan(ctx, client, [*argv, "client"], env, plan_file, log, STEP_TIMEOUT)
+    ran = run_plan(
+        ctx, sender.client, [*sender.argv, "client"], sender.env, plan_file, log, STEP_TIMEOUT
+    )
     plan_file.unlink()
     if ran.failed == "timeout":
         return None, f"the sender did not finish in {STEP_TIMEOUT:.0f}s"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from interop.contract.manifest import Adapter
 from interop.grid import Combination
 from interop.results import CombinationError, Outcome, RowVerdict, Status
 from interop.runtime.capture import Relays
-from interop.runtime.client import run_client, stdio_server
+from interop.runtime.client import ClientRun, run_client, stdio_server
 from interop.runtime.context import RunContext
 from interop.runtime.listener import TlsContext, server_tls
 from interop.runtime.origin import CookieRelay
@@ -308,116 +309,174 @@ class _Combination:
         return entries, errors
 
     def _case(self, item: IsolationCase) -> tuple[RowVerdict, list[CombinationError]]:
+        """One case: its origins opened, its client run (against the shared event server
+        over HTTP, its own over stdio), its origins closed, then its row judged from
+        what they recorded, the client's report and the event server's receipts."""
         stage = f"client[{item.id}]"
         home = self.ctx.unique(f"isolation-{item.id}")
         record = OriginRecord()
-        errors: list[CombinationError] = []
-        entries: Any = None
-        found: list[Contradiction] = []  # a recheck's record against the wire
-        run = None
         with ExitStack() as stack:
             origin, target = self._origin(stack, item)
-            upload: dict[str, Any] = {
-                "endpoint": origin.endpoint,
-                "timeoutMs": UPLOAD_TIMEOUT_MS,
-                "maxBytes": UPLOAD_MAX_BYTES,
-            }
-            if item.case.origin == TLS:
-                upload["tls"] = {"caFile": self.pki["ca"]}
-            given = self.set.write(
-                home / "client.json", [item.row(upload, blind=self.client.blind)]
-            )
-            configured: dict[str, Any] = {
-                "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
-                "timeoutMs": UPLOAD_TIMEOUT_MS,
-                "maxBytes": UPLOAD_MAX_BYTES,
-            }
-            extra: dict[str, Any] = {
-                "suite": "lifecycle",
-                "childPidFile": str(home / "child.json"),
-                "upload": configured,
-                "contentSources": [],
-            }
-            env = {UPLOAD_TOKEN_ENV: self.upload_token}
+            client = self._case_client(item, origin, home, stage)
             if self.server is not None:
-                configured["endpoint"] = self.server.upload_endpoint
-                endpoint = self.server.endpoint
-                if item.case.cookie:
-                    relay = self._relay(stack)
-                    origin.cookies = relay.answered
-                    endpoint = relay.endpoint
-                # a recheck: the event and control exchanges through recording relays
-                relays = Relays(self.ctx, self.combination.auth, endpoint, self.server.control)
-                stack.callback(relays.stop)
-                extra["controlEndpoint"] = relays.control
-                run = run_client(
-                    self.ctx,
-                    self.client,
-                    stage=stage,
-                    scenario_file=given,
-                    transport="http",
-                    auth=self.combination.auth,
-                    endpoint=relays.endpoint,
-                    command_key="lifecycleClient",
-                    extra=extra,
-                    env=env,
-                    schema="lifecycle-client-config.schema.json",
-                )
-                entries, receipt_errors, found = read_against_wire(
-                    self.ctx, relays, self._this_case, self.combination.key, item.id
-                )
-                if receipt_errors and self.server.exit_description() is not None:
-                    receipt_errors = [
-                        CombinationError(
-                            "server", "ServerExit", f"the server {self.server.exit_description()}"
-                        )
-                    ]
-                errors += receipt_errors
+                ran = self._http_run(stack, item, origin, client)
             else:
-                keys, wire_log = stdio_server(
-                    self.ctx,
-                    self.server_adapter,
-                    self.server_file,
-                    command_key="lifecycleServer",
-                    extra=self.server_extra,
-                )
-                run = run_client(
-                    self.ctx,
-                    self.client,
-                    stage=stage,
-                    scenario_file=given,
-                    transport="stdio",
-                    auth="none",
-                    stdio_server=keys,
-                    command_key="lifecycleClient",
-                    extra=extra,
-                    env=env,
-                    schema="lifecycle-client-config.schema.json",
-                )
-                report = run.report if isinstance(run.report, dict) else {}
-                receipts = report.get("receipts")
-                entries = receipts.get("entries") if isinstance(receipts, dict) else None
-                if self.ctx.capture:
-                    lines = keep_stdio_frames(self.ctx, self.combination.key, item.id, wire_log)
-                    found = stdio_contradictions(entries, lines)
+                ran = self._stdio_run(item, client)
         # every origin is closed (joined): nothing more can arrive
         record.captured, record.handshakes = origin.snapshot()
         if target is not None:
             record.followed, _ = target.snapshot()
+        return self._verdict(item, client, ran, record)
+
+    def _case_client(
+        self, item: IsolationCase, origin: Capture, home: Path, stage: str
+    ) -> _CaseClient:
+        """The case's client as configured: its scenario file (only this case, its upload
+        step's block naming the origin, with `tls.caFile` the capture CA for the HTTPS
+        origin), its configured upload (bearer from UPLOAD_TOKEN_ENV; the event
+        server's upload endpoint is added over HTTP) and the upload token in its
+        environment."""
+        upload: dict[str, Any] = {
+            "endpoint": origin.endpoint,
+            "timeoutMs": UPLOAD_TIMEOUT_MS,
+            "maxBytes": UPLOAD_MAX_BYTES,
+        }
+        if item.case.origin == TLS:
+            upload["tls"] = {"caFile": self.pki["ca"]}
+        given = self.set.write(home / "client.json", [item.row(upload, blind=self.client.blind)])
+        configured: dict[str, Any] = {
+            "auth": {"type": "bearer", "tokenEnv": UPLOAD_TOKEN_ENV},
+            "timeoutMs": UPLOAD_TIMEOUT_MS,
+            "maxBytes": UPLOAD_MAX_BYTES,
+        }
+        extra: dict[str, Any] = {
+            "suite": "lifecycle",
+            "childPidFile": str(home / "child.json"),
+            "upload": configured,
+            "contentSources": [],
+        }
+        return _CaseClient(stage, given, extra, {UPLOAD_TOKEN_ENV: self.upload_token})
+
+    def _http_run(
+        self, stack: ExitStack, item: IsolationCase, origin: Capture, client: _CaseClient
+    ) -> _CaseRun:
+        """The case's client over HTTP against the shared event server: through the
+        cookie relay when the case has a cookie (the origin told what it answered),
+        its event and control exchanges through a recheck's recording relays (closed
+        with `stack`); then this case's receipts read against the wire. A receipt error
+        while the server has exited is that exit."""
+        server = self.server
+        assert server is not None
+        client.extra["upload"]["endpoint"] = server.upload_endpoint
+        endpoint = server.endpoint
+        if item.case.cookie:
+            relay = self._relay(stack)
+            origin.cookies = relay.answered
+            endpoint = relay.endpoint
+        # a recheck: the event and control exchanges through recording relays
+        relays = Relays(self.ctx, self.combination.auth, endpoint, server.control)
+        stack.callback(relays.stop)
+        client.extra["controlEndpoint"] = relays.control
+        run = run_client(
+            self.ctx,
+            self.client,
+            stage=client.stage,
+            scenario_file=client.scenario_file,
+            transport="http",
+            auth=self.combination.auth,
+            endpoint=relays.endpoint,
+            command_key="lifecycleClient",
+            extra=client.extra,
+            env=client.env,
+            schema="lifecycle-client-config.schema.json",
+        )
+        entries, receipt_errors, found = read_against_wire(
+            self.ctx, relays, self._this_case, self.combination.key, item.id
+        )
+        if receipt_errors and server.exit_description() is not None:
+            receipt_errors = [
+                CombinationError("server", "ServerExit", f"the server {server.exit_description()}")
+            ]
+        return _CaseRun(run, entries, receipt_errors, found)
+
+    def _stdio_run(self, item: IsolationCase, client: _CaseClient) -> _CaseRun:
+        """The case's client over stdio, spawning its own event server: the entries are
+        the receipts its report carries; on a recheck the stdio frames are kept and the
+        entries held to them."""
+        keys, wire_log = stdio_server(
+            self.ctx,
+            self.server_adapter,
+            self.server_file,
+            command_key="lifecycleServer",
+            extra=self.server_extra,
+        )
+        run = run_client(
+            self.ctx,
+            self.client,
+            stage=client.stage,
+            scenario_file=client.scenario_file,
+            transport="stdio",
+            auth="none",
+            stdio_server=keys,
+            command_key="lifecycleClient",
+            extra=client.extra,
+            env=client.env,
+            schema="lifecycle-client-config.schema.json",
+        )
+        report = run.report if isinstance(run.report, dict) else {}
+        receipts = report.get("receipts")
+        entries = receipts.get("entries") if isinstance(receipts, dict) else None
+        found: list[Contradiction] = []
+        if self.ctx.capture:
+            lines = keep_stdio_frames(self.ctx, self.combination.key, item.id, wire_log)
+            found = stdio_contradictions(entries, lines)
+        return _CaseRun(run, entries, [], found)
+
+    def _verdict(
+        self, item: IsolationCase, client: _CaseClient, ran: _CaseRun, record: OriginRecord
+    ) -> tuple[RowVerdict, list[CombinationError]]:
+        """The case's row judged (verify_case) from its origins' record, the client's
+        report and exit, and the entries; a recheck's contradictions marked on it. The
+        client's log is kept as `<combination>/client-<case>.log`."""
+        run = ran.run
         self.ctx.keep_log(run.log, f"{self.combination.key}/client-{item.id}.log")
         row, problems = verify_case(
             item,
             record,
             report=run.report,
-            entries=entries,
+            entries=ran.entries,
             client_exit=run.exit_code if self.client.blind else None,
             language=self.client.language,
             blind=self.client.blind,
-            stage=stage,
-            prior_errors=run.errors + errors,
+            stage=client.stage,
+            prior_errors=run.errors + ran.errors,
         )
-        mark_rows([row], found, transport=self.combination.transport)
+        mark_rows([row], ran.found, transport=self.combination.transport)
         return row, problems
+
+
+@dataclass
+class _CaseClient:
+    """A case's client process before it runs: its stage (`client[<case>]`), the
+    scenario file holding only that case, its config's extra block (`upload` its
+    configured upload) and its environment (the upload token, never in a file)."""
+
+    stage: str
+    scenario_file: Path
+    extra: dict[str, Any]
+    env: dict[str, str]
+
+
+@dataclass
+class _CaseRun:
+    """A case's client run and what was read of it: the event server's entries of that
+    run, the errors reading them (HTTP), and a recheck's contradictions of that record
+    against the wire."""
+
+    run: ClientRun
+    entries: Any
+    errors: list[CombinationError]
+    found: list[Contradiction]
 
 
 def _der_digest(pem_path: str) -> str:
