@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import resource
+import stat
 import subprocess
 import sys
 import tempfile
@@ -469,6 +470,8 @@ def check_output(output: Path) -> ReportPaths:
         raise UsageError(
             f"--output {output} is a folder: name the report file, e.g. {output}/report.json"
         )
+    for path in (paths.json, paths.xml, paths.html, paths.timings):
+        _replaceable(output, path)
     try:  # before the run, not after it: a report that cannot be written loses the run
         output.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=output.parent, prefix=".ahp-write-check-"):
@@ -479,6 +482,36 @@ def check_output(output: Path) -> ReportPaths:
             "name a report file in a folder you can write"
         ) from None
     return paths
+
+
+def _replaceable(output: Path, path: Path) -> None:
+    """A report file may replace only a regular file, and the JSON report only a report
+    of this harness: never a device, a FIFO, a socket, a link or someone's own file
+    (as root, `--output /dev/null` once replaced the device with a file)."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"--output {output}: {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise UsageError(f"--output {output}: {path} exists and is {kind}; name a new report file")
+    if path == output and not _a_report(path):
+        raise UsageError(
+            f"--output {output}: {path} exists and is not a report of this harness; "
+            "name a new report file or move it away"
+        )
+
+
+def _a_report(path: Path) -> bool:
+    """Whether the file reads as a report this harness wrote (its `reportVersion`)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return (head.lstrip().startswith(b"{") and b'"reportVersion"' in head) or not head
 
 
 @dataclass(frozen=True)

@@ -201,3 +201,29 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(
     err = capsys.readouterr().err
     assert f"--output {place / 'report.json'}: cannot write in {place}" in err, err
     assert "Traceback" not in err
+
+
+def test_an_output_that_is_not_a_regular_file_is_refused_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO, a device, a /proc path and someone's own file: one line each, before
+    anything runs, and nothing changes on disk."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    own = tmp_path / "notes.json"
+    own.write_text('{"mine": true}')
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    (beside / "report.html").symlink_to(own)
+    places = [fifo, Path("/dev/null"), Path("/proc/self/status"), own, beside / "report.json"]
+    before = {p: os.lstat(p).st_mode for p in places if os.path.lexists(p)}
+    for place in places:
+        argv = ["matrix", "--suite", "core", "--output", str(place)]
+        assert main([*argv, "--clients", "python", "--servers", "python"]) == 2, place
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--output " in err and place.name in err, err
+        assert "Traceback" not in err
+    assert {p: os.lstat(p).st_mode for p in before} == before
+    assert own.read_text() == '{"mine": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["beside", "fifo.json", "notes.json"]
+    assert sorted(p.name for p in beside.iterdir()) == ["report.html"]

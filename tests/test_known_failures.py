@@ -388,3 +388,48 @@ def test_a_pattern_in_the_old_junit_order_can_match_nothing_and_is_refused(
     err = capsys.readouterr().err
     assert f"{pattern}: can match no row: 'python->go' is no set of core" in err, err
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_run_of_stars_is_refused_and_any_pattern_matches_without_backtracking(
+    tmp_path: Path,
+) -> None:
+    """The pattern that hung a 3-row run for more than 90 s (sixteen `*`, then `Z`) is
+    refused when the file is read; and the matcher carries positions, never a
+    backtracking search, so even `**` patterns built to blow up a regular expression
+    come back at once with the right answer (a backtracking matcher would take longer
+    than the test's life on this path)."""
+    path = tmp_path / "known-failures.json"
+    entry = {**GOOD, "pattern": "*" * 16 + "Z"}
+    path.write_text(json.dumps({"version": 1, "entries": [entry]}))
+    with pytest.raises(KnownFailuresError, match=r"entries\[0\]\.pattern: .*a run of three"):
+        load(path)
+    long_path = "core/" + "a" * 20_000
+    hostile = "**a" * 12 + "**b"
+    assert compile_pattern(hostile).fullmatch(long_path) is None
+    assert compile_pattern(hostile).fullmatch(long_path + "b") is not None
+    assert compile_pattern("*a" * 12 + "b").fullmatch("a" * 20_000) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_matcher_agrees_with_a_regular_expression_on_small_cases(seed: int) -> None:
+    """A reference written here from the rules (`*` any but `/`, `**` anything, braces one
+    of the alternatives), on random small patterns and paths."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["*", "**", "a", "b", "/", "{a,b}", "{ab,b}"]
+    for _ in range(400):
+        pattern = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        text = "".join(rng.choice("ab/") for _ in range(rng.randint(0, 7)))
+        regex = ""
+        for token in re.split(r"(\*\*|\*|\{[^{}]*\})", pattern):
+            if token == "**":
+                regex += ".*"
+            elif token == "*":
+                regex += "[^/]*"
+            elif token.startswith("{"):
+                regex += "(?:" + "|".join(map(re.escape, token[1:-1].split(","))) + ")"
+            else:
+                regex += re.escape(token)
+        expected = re.fullmatch(regex, text, re.DOTALL) is not None
+        assert (compile_pattern(pattern).fullmatch(text) is not None) is expected, (pattern, text)
