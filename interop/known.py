@@ -209,22 +209,9 @@ def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
                 f"does not name the adapter {entry['adapter']!r} as client or server",
             )
         pattern = entry["pattern"]
-        if pattern != pattern.strip():
-            raise refuse(f"{where}.pattern", "has leading or trailing whitespace")
-        parts = pattern.split("/")
-        spans = "**" in pattern
-        if (len(parts) > 6 if spans else len(parts) != 6) or "" in parts:
-            raise refuse(
-                f"{where}.pattern",
-                f"{pattern!r} is not suite/set/client->server/transport/auth/id "
-                "(six parts; `**` spans several)",
-            )
-        if "***" in pattern:
-            raise refuse(
-                f"{where}.pattern",
-                f"{pattern!r} has a run of three or more `*`: write `*` (within a part) "
-                "or `**` (across parts)",
-            )
+        problem = _pattern_problem(pattern)
+        if problem is not None:
+            raise refuse(f"{where}.pattern", problem)
         if pattern in seen:
             raise refuse(f"{where}.pattern", f"repeats entries[{seen[pattern]}]")
         seen[pattern] = index
@@ -239,6 +226,25 @@ def parse(data: Any, origin: str) -> tuple[KnownEntry, ...]:
             )
         )
     return tuple(entries)
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    """What is wrong with a pattern's shape, or None: six parts, or (with `**`, which
+    spans several) at most six, none empty; no surrounding space; no run of three `*`."""
+    if pattern != pattern.strip():
+        return "has leading or trailing whitespace"
+    parts = pattern.split("/")
+    if (len(parts) > 6 if "**" in pattern else len(parts) != 6) or "" in parts:
+        return (
+            f"{pattern!r} is not suite/set/client->server/transport/auth/id "
+            "(six parts; `**` spans several)"
+        )
+    if "***" in pattern:
+        return (
+            f"{pattern!r} has a run of three or more `*`: write `*` (within a part) "
+            "or `**` (across parts)"
+        )
+    return None
 
 
 def _names_adapter(pattern: str, adapter: str) -> bool:
