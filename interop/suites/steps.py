@@ -338,6 +338,27 @@ def one_job_each(combinations: list[Combination], adapters: dict[str, Adapter]) 
     return sorted(jobs, key=lambda job: -job.cost)
 
 
+def unprobed(
+    combination: Combination,
+    missing: list[str],
+    probed: bool,
+    skipped: Callable[[Status, str], list[RowVerdict]],
+    *,
+    over_http: str,
+    never: str,
+) -> list[RowVerdict]:
+    """A step suite's receiver-probe rows when its probes did not run (`skipped(status,
+    reason)` makes them): unsupported for the missing commands, inapplicable over stdio
+    (`over_http`), not run when no set left a server to probe (`never`); [] when they ran."""
+    if missing:
+        return skipped(Status.UNSUPPORTED, "; ".join(missing))
+    if combination.transport != "http":
+        return skipped(Status.INAPPLICABLE, over_http)
+    if not probed:
+        return skipped(Status.NOT_RUN, never)
+    return []
+
+
 def row_set(scenario_set: Any, row_id: str) -> str:
     """The set a row belongs to: its own set's name in a merged run (`MergeableSet`)."""
     origin = getattr(scenario_set, "origin", None)

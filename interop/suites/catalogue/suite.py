@@ -17,7 +17,7 @@ from typing import Any
 
 from interop.contract.manifest import Adapter
 from interop.grid import Combination
-from interop.results import Outcome, Status
+from interop.results import Outcome
 from interop.runtime.context import RunContext
 from interop.suites.base import Done, Job
 from interop.suites.catalogue import probes
@@ -36,6 +36,7 @@ from interop.suites.steps import (
     run_v1_set,
     stdio_auth_none,
     stop_server,
+    unprobed,
 )
 
 RECEIPTS = "catalogue-control.schema.json#/$defs/receipts"
@@ -164,18 +165,12 @@ class CatalogueSuite:
             )
 
         def finish(outcome: Outcome, missing: list[str]) -> None:
-            if missing:
-                outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
-            elif combination.transport != "http":
-                outcome.rows += probes.skipped(
-                    Status.INAPPLICABLE, "the receiver is probed over HTTP"
-                )
-            elif not probed:
-                outcome.rows += probes.skipped(
-                    Status.NOT_RUN,
-                    "the combination's server was not running after any of its sets, so it "
-                    "was never probed",
-                )
+            outcome.rows += unprobed(
+                combination, missing, probed, probes.skipped,
+                over_http="the receiver is probed over HTTP",
+                never="the combination's server was not running after any of its sets, so it "
+                "was never probed",
+            )  # fmt: skip
 
         runs = sets.runs(apart=v1)
         return run_sets(self.name, job, ctx, runs, adapters, run_set, done, finish=finish)

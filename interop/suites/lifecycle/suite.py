@@ -37,6 +37,7 @@ from interop.suites.steps import (
     run_v1_set,
     stdio_auth_none,
     stop_server,
+    unprobed,
     upload_credentials,
 )
 from interop.suites.wire import mark_rows
@@ -88,16 +89,11 @@ class LifecycleSuite:
             )
 
         def finish(outcome: Outcome, missing: list[str]) -> None:
-            if missing:
-                outcome.rows += probes.skipped(Status.UNSUPPORTED, "; ".join(missing))
-            elif combination.transport != "http":
-                outcome.rows += probes.skipped(
-                    Status.INAPPLICABLE, "the receivers are probed over HTTP"
-                )
-            elif not probed:
-                outcome.rows += probes.skipped(
-                    Status.NOT_RUN, "the combination failed before its receivers were probed"
-                )
+            outcome.rows += unprobed(
+                combination, missing, probed, probes.skipped,
+                over_http="the receivers are probed over HTTP",
+                never="the combination failed before its receivers were probed",
+            )  # fmt: skip
 
         runs = sets.runs(apart=v1)
         return run_sets(self.name, job, ctx, runs, adapters, run_set, done, finish=finish)
